@@ -1,0 +1,17 @@
+"""fastblock: SpaceToDepth, DepthToSpace and Tile at memory speed.
+
+Multithreaded Cython kernels for the block data-movement operators of ONNX,
+OpenVINO and TensorFlow, for every NumPy dtype, mode, layout and rank.
+"""
+from ._api import depth_to_space, space_to_depth, tile
+from ._threads import get_num_threads, set_num_threads
+from ._version import __version__
+
+__all__ = [
+    "space_to_depth",
+    "depth_to_space",
+    "tile",
+    "get_num_threads",
+    "set_num_threads",
+    "__version__",
+]

@@ -1,0 +1,301 @@
+"""The strided copy engine behind every fastblock operator.
+
+Every operator is one problem: copy the items of a strided N-D source into a
+strided N-D destination, where both are described over the same iteration
+axes (``extents``) with their own byte steps. SpaceToDepth, DepthToSpace and
+Tile only differ in the axes and steps they hand to :func:`copy`.
+
+How a copy is run:
+
+1. *Normalise.* Drop axes of extent 1, turn negative destination steps
+   positive (moving both base pointers), sort the axes by destination step,
+   largest first, and merge neighbours that are contiguous on both sides. A
+   run contiguous on both sides is folded into one wider item.
+2. *Choose the kernel block.* The innermost destination axis is the kernel's
+   inner axis. If the source's smallest step is on another axis, the copy is a
+   transpose: that axis becomes the kernel's other axis and both are cut into
+   tiles that fit in L1, so whole cache lines are read and written. Otherwise
+   the other kernel axis is the next destination axis.
+3. *Loop.* All remaining axes, followed by the two tile counters, form an
+   odometer. Its linear range is cut into chunks that the OpenMP threads take
+   (static schedule), each chunk writing its own part of the destination.
+   Small copies run on the calling thread alone.
+
+The GIL is released for the whole copy.
+"""
+
+cimport numpy as cnp
+from cython.parallel cimport parallel, prange
+
+cnp.import_array()
+
+ctypedef cnp.npy_intp intp
+
+include "_kernels.pxi"
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #define FB_HAVE_OPENMP 1
+    #else
+    #define FB_HAVE_OPENMP 0
+    #endif
+    """
+    int FB_HAVE_OPENMP
+
+#: True when the extension was compiled with OpenMP.
+HAVE_OPENMP = bool(FB_HAVE_OPENMP)
+
+cdef enum:
+    # After dropping extent-1 axes every axis has extent >= 2, and the item
+    # count fits in an intp, so no copy has more than 63 axes.
+    MAX_AXES = 64
+    # Two tile counters are added to the loop axes.
+    MAX_LOOP = MAX_AXES + 2
+
+# Destination bytes one kernel call writes when the copy is not a transpose:
+# large enough to hide the loop overhead, small enough to share out.
+cdef intp BLOCK_BYTES = 32 * 1024
+# A transpose tile holds at most this many bytes (one side), about half of L1.
+cdef intp TILE_BYTES = 16 * 1024
+# Below this many bytes a copy runs on one thread: starting a thread team
+# costs more than it saves (measured on the 2-core CI machine, see README).
+cdef intp PARALLEL_MIN_BYTES = 256 * 1024
+# Chunks per thread: a little slack for uneven chunks.
+cdef intp CHUNKS_PER_THREAD = 4
+
+
+cdef struct Plan:
+    int n_loop                  # loop axes, outermost first; the last two are tile counters
+    intp extent[MAX_LOOP]
+    intp src_step[MAX_LOOP]
+    intp dst_step[MAX_LOOP]
+    intp n_iter                 # product of the loop extents
+    intp width                  # bytes per (folded) item
+    intp n_a, n_b               # kernel axes: a (outer) and b (inner, destination-innermost)
+    intp tile_a, tile_b
+    intp src_a, src_b, dst_a, dst_b
+    intp total_bytes
+
+
+cdef inline intp iabs(intp v) noexcept nogil:
+    return -v if v < 0 else v
+
+
+cdef inline intp imin(intp a, intp b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline intp imax(intp a, intp b) noexcept nogil:
+    return a if a > b else b
+
+
+cdef intp transpose_tile_edge(intp width) noexcept nogil:
+    """Largest power of two ``e`` <= 128 with ``e * e * width <= TILE_BYTES``."""
+    cdef intp edge = 128
+    while edge > 1 and edge * edge * width > TILE_BYTES:
+        edge //= 2
+    return edge
+
+
+cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,
+                    const intp* dst_strides, intp itemsize,
+                    char** src, char** dst) except -1:
+    """Fill ``p`` for the copy; return 0 when there is nothing to copy, else 1.
+
+    ``src`` and ``dst`` are moved to the first item when a destination step
+    is negative."""
+    cdef intp ext[MAX_AXES]
+    cdef intp ss[MAX_AXES]
+    cdef intp ds[MAX_AXES]
+    cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge
+    cdef int m = 0, i, k, a_axis, b_axis, j_axis
+
+    total = itemsize
+    for i in range(ndim):
+        if extents[i] == 0:
+            return 0
+        if extents[i] == 1:
+            continue
+        if m == MAX_AXES:
+            raise ValueError("fastblock: too many axes of extent > 1 in one copy")
+        ext[m] = extents[i]
+        ss[m] = src_strides[i]
+        ds[m] = dst_strides[i]
+        total *= extents[i]
+        if ds[m] < 0:
+            dst[0] += (ext[m] - 1) * ds[m]
+            src[0] += (ext[m] - 1) * ss[m]
+            ds[m] = -ds[m]
+            ss[m] = -ss[m]
+        m += 1
+    p.total_bytes = total
+
+    # Sort by destination step, largest first (insertion sort: m is small).
+    for i in range(1, m):
+        te = ext[i]; ts = ss[i]; td = ds[i]
+        k = i - 1
+        while k >= 0 and (ds[k] < td or (ds[k] == td and iabs(ss[k]) < iabs(ts))):
+            ext[k + 1] = ext[k]; ss[k + 1] = ss[k]; ds[k + 1] = ds[k]
+            k -= 1
+        ext[k + 1] = te; ss[k + 1] = ts; ds[k + 1] = td
+
+    # Merge an axis into its inner neighbour when both sides step over it as
+    # one longer axis.
+    k = 0
+    for i in range(1, m):
+        if ds[k] == ds[i] * ext[i] and ss[k] == ss[i] * ext[i]:
+            ext[k] *= ext[i]
+            ss[k] = ss[i]
+            ds[k] = ds[i]
+        else:
+            k += 1
+            ext[k] = ext[i]; ss[k] = ss[i]; ds[k] = ds[i]
+    if m > 0:
+        m = k + 1
+
+    # Fold a run contiguous on both sides into a wider item, keeping one axis.
+    p.width = itemsize
+    if m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize:
+        p.width = itemsize * ext[m - 1]
+        m -= 1
+    if m == 0:
+        ext[0] = 1; ss[0] = 0; ds[0] = 0
+        m = 1
+
+    # Kernel axes: b is the innermost destination axis; a is the source's
+    # contiguous axis when that is another one (a transpose), else b's
+    # outer neighbour.
+    b_axis = m - 1
+    j_axis = -1
+    for i in range(m):
+        if ss[i] != 0 and (j_axis < 0 or iabs(ss[i]) < iabs(ss[j_axis])):
+            j_axis = i
+    if j_axis >= 0 and j_axis != b_axis and ss[b_axis] != 0 and iabs(ss[b_axis]) > iabs(ss[j_axis]):
+        a_axis = j_axis
+        edge = transpose_tile_edge(p.width)
+        p.tile_a = imin(ext[a_axis], edge)
+        p.tile_b = imin(ext[b_axis], edge)
+        if p.tile_a < edge:
+            p.tile_b = imin(ext[b_axis], imax(edge, TILE_BYTES // (p.tile_a * p.width)))
+        elif p.tile_b < edge:
+            p.tile_a = imin(ext[a_axis], imax(edge, TILE_BYTES // (p.tile_b * p.width)))
+    else:
+        a_axis = b_axis - 1
+        p.tile_b = imin(ext[b_axis], imax(1, BLOCK_BYTES // p.width))
+        p.tile_a = imax(1, BLOCK_BYTES // (p.tile_b * p.width))
+
+    p.n_b = ext[b_axis]; p.src_b = ss[b_axis]; p.dst_b = ds[b_axis]
+    if a_axis >= 0:
+        p.n_a = ext[a_axis]; p.src_a = ss[a_axis]; p.dst_a = ds[a_axis]
+    else:
+        p.n_a = 1; p.src_a = 0; p.dst_a = 0
+    p.tile_a = imin(p.tile_a, p.n_a)
+
+    p.n_loop = 0
+    for i in range(m):
+        if i != a_axis and i != b_axis:
+            p.extent[p.n_loop] = ext[i]
+            p.src_step[p.n_loop] = ss[i]
+            p.dst_step[p.n_loop] = ds[i]
+            p.n_loop += 1
+    n_tiles_a = (p.n_a + p.tile_a - 1) // p.tile_a
+    n_tiles_b = (p.n_b + p.tile_b - 1) // p.tile_b
+    p.extent[p.n_loop] = n_tiles_a
+    p.src_step[p.n_loop] = p.tile_a * p.src_a
+    p.dst_step[p.n_loop] = p.tile_a * p.dst_a
+    p.extent[p.n_loop + 1] = n_tiles_b
+    p.src_step[p.n_loop + 1] = p.tile_b * p.src_b
+    p.dst_step[p.n_loop + 1] = p.tile_b * p.dst_b
+    p.n_loop += 2
+    p.n_iter = 1
+    for i in range(p.n_loop):
+        p.n_iter *= p.extent[i]
+    return 1
+
+
+cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop) noexcept nogil:
+    """Run loop iterations ``start`` to ``stop`` (linear odometer positions)."""
+    cdef intp idx[MAX_LOOP]
+    cdef intp rem = start, it, size_a, size_b
+    cdef int k, n = p.n_loop
+    cdef char* dst = dst0
+    cdef const char* src = src0
+    for k in range(n - 1, -1, -1):
+        idx[k] = rem % p.extent[k]
+        rem = rem // p.extent[k]
+        src += idx[k] * p.src_step[k]
+        dst += idx[k] * p.dst_step[k]
+    for it in range(start, stop):
+        size_a = imin(p.tile_a, p.n_a - idx[n - 2] * p.tile_a)
+        size_b = imin(p.tile_b, p.n_b - idx[n - 1] * p.tile_b)
+        copy_block(dst, src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
+        k = n - 1
+        while k >= 0:
+            idx[k] += 1
+            src += p.src_step[k]
+            dst += p.dst_step[k]
+            if idx[k] < p.extent[k]:
+                break
+            src -= p.extent[k] * p.src_step[k]
+            dst -= p.extent[k] * p.dst_step[k]
+            idx[k] = 0
+            k -= 1
+
+
+cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
+    cdef intp n_chunks, chunk, base, extra, start, stop
+    if num_threads <= 1 or p.total_bytes < PARALLEL_MIN_BYTES or p.n_iter < 2:
+        run_range(p, dst, src, 0, p.n_iter)
+        return
+    n_chunks = imin(p.n_iter, num_threads * CHUNKS_PER_THREAD)
+    num_threads = <int>imin(num_threads, n_chunks)
+    base = p.n_iter // n_chunks
+    extra = p.n_iter % n_chunks
+    with parallel(num_threads=num_threads):
+        for chunk in prange(n_chunks, schedule="static"):
+            start = chunk * base + imin(chunk, extra)
+            stop = start + base + (1 if chunk < extra else 0)
+            run_range(p, dst, src, start, stop)
+
+
+def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_strides,
+         dst_strides, intp src_offset=0, intp dst_offset=0, int num_threads=1):
+    """Copy ``src`` into ``dst`` over the iteration ``extents``.
+
+    Item ``(i0, i1, ...)`` is read at ``src.data + src_offset + sum(i * src_strides)``
+    and written at ``dst.data + dst_offset + sum(i * dst_strides)`` (byte steps).
+    The caller guarantees that every address is inside its array, that the
+    destination items are distinct and that ``src`` and ``dst`` do not overlap;
+    both arrays must have the same item size and hold no references.
+    """
+    cdef Plan plan
+    cdef intp ext[MAX_AXES]
+    cdef intp ss[MAX_AXES]
+    cdef intp ds[MAX_AXES]
+    cdef int ndim = len(extents), i
+    cdef char* src_ptr = <char*>cnp.PyArray_DATA(src) + src_offset
+    cdef char* dst_ptr = <char*>cnp.PyArray_DATA(dst) + dst_offset
+    if ndim > MAX_AXES:
+        # Count only the axes that take part; extent-1 axes are free.
+        kept = [(e, s, d) for e, s, d in zip(extents, src_strides, dst_strides) if e != 1]
+        if any(e == 0 for e, _, _ in kept):
+            return
+        if len(kept) > MAX_AXES:
+            raise ValueError("fastblock: too many axes of extent > 1 in one copy")
+        extents = [e for e, _, _ in kept]
+        src_strides = [s for _, s, _ in kept]
+        dst_strides = [d for _, _, d in kept]
+        ndim = len(kept)
+    if len(src_strides) != ndim or len(dst_strides) != ndim:
+        raise ValueError("fastblock: extents and strides differ in length")
+    if src.itemsize != dst.itemsize:
+        raise ValueError("fastblock: source and destination item sizes differ")
+    for i in range(ndim):
+        ext[i] = extents[i]
+        ss[i] = src_strides[i]
+        ds[i] = dst_strides[i]
+    if not build_plan(&plan, ndim, ext, ss, ds, dst.itemsize, &src_ptr, &dst_ptr):
+        return
+    with nogil:
+        run_plan(&plan, dst_ptr, src_ptr, num_threads)

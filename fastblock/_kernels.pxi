@@ -1,0 +1,109 @@
+# Inner loops of the copy engine, one template for every item width.
+#
+# A kernel copies a 2-D block of items: ``n_outer`` rows of ``n_inner`` items,
+# each side with its own byte steps. Items are moved with ``memcpy`` of a
+# compile-time size, which compiles to single loads and stores and is safe for
+# unaligned addresses and for any dtype's bytes (no aliasing or alignment UB).
+#
+# Widths that are not a power of two (3-byte pixels, 12-byte float32 triples,
+# ``U3`` strings...) are moved as two overlapping power-of-two copies: the first
+# ``sizeof(item_t)`` bytes and the last ``sizeof(item_t)`` bytes of the item.
+# Both copies stay inside the item, so no neighbour is touched.
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef struct { uint64_t lo, hi; } fb_item16;
+    """
+    ctypedef struct fb_item16:
+        uint64_t lo
+        uint64_t hi
+
+ctypedef fused item_t:
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    fb_item16
+
+
+cdef inline void copy_items(item_t* width_tag, char* dst, const char* src,
+                            intp n_outer, intp n_inner,
+                            intp dst_outer, intp dst_inner,
+                            intp src_outer, intp src_inner,
+                            intp tail) noexcept nogil:
+    """Copy items of ``sizeof(item_t)`` bytes, or of ``tail + sizeof(item_t)``
+    bytes when ``tail`` > 0 (the overlapping two-copy form)."""
+    cdef intp i, j
+    cdef char* d
+    cdef const char* s
+    for i in range(n_outer):
+        d = dst + i * dst_outer
+        s = src + i * src_outer
+        if tail == 0:
+            for j in range(n_inner):
+                memcpy(d + j * dst_inner, s + j * src_inner, sizeof(item_t))
+        else:
+            for j in range(n_inner):
+                memcpy(d + j * dst_inner, s + j * src_inner, sizeof(item_t))
+                memcpy(d + j * dst_inner + tail, s + j * src_inner + tail, sizeof(item_t))
+
+
+cdef inline void copy_wide_items(char* dst, const char* src,
+                                 intp n_outer, intp n_inner,
+                                 intp dst_outer, intp dst_inner,
+                                 intp src_outer, intp src_inner,
+                                 intp width) noexcept nogil:
+    """Items of 32 bytes or more: one library ``memcpy`` each."""
+    cdef intp i, j
+    for i in range(n_outer):
+        for j in range(n_inner):
+            memcpy(dst + i * dst_outer + j * dst_inner,
+                   src + i * src_outer + j * src_inner, <size_t>width)
+
+
+cdef inline void copy_block(char* dst, const char* src,
+                            intp n_outer, intp n_inner,
+                            intp dst_outer, intp dst_inner,
+                            intp src_outer, intp src_inner,
+                            intp width) noexcept nogil:
+    """Copy a 2-D block of ``width``-byte items, choosing the inner loop."""
+    cdef intp i, t
+    # Rows contiguous on both sides: one memcpy per row.
+    if dst_outer == width and src_outer == width and not (dst_inner == width and src_inner == width):
+        t = n_outer; n_outer = n_inner; n_inner = t
+        t = dst_outer; dst_outer = dst_inner; dst_inner = t
+        t = src_outer; src_outer = src_inner; src_inner = t
+    if dst_inner == width and src_inner == width:
+        for i in range(n_outer):
+            memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
+        return
+    # Otherwise the longer axis goes inside: fewer loop restarts. The block
+    # fits in L1, so the order does not change the memory traffic.
+    if n_outer > n_inner:
+        t = n_outer; n_outer = n_inner; n_inner = t
+        t = dst_outer; dst_outer = dst_inner; dst_inner = t
+        t = src_outer; src_outer = src_inner; src_inner = t
+    if width == 1:
+        copy_items(<uint8_t*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, 0)
+    elif width == 2:
+        copy_items(<uint16_t*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, 0)
+    elif width < 4:
+        copy_items(<uint16_t*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width - 2)
+    elif width == 4:
+        copy_items(<uint32_t*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, 0)
+    elif width < 8:
+        copy_items(<uint32_t*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width - 4)
+    elif width == 8:
+        copy_items(<uint64_t*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, 0)
+    elif width < 16:
+        copy_items(<uint64_t*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width - 8)
+    elif width == 16:
+        copy_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, 0)
+    elif width < 32:
+        copy_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width - 16)
+    else:
+        copy_wide_items(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width)

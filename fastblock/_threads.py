@@ -1,0 +1,71 @@
+"""How many threads the kernels use.
+
+The default comes from ``OMP_NUM_THREADS`` where it is set, else from the CPU
+affinity mask (the cores this process may run on), else from the core count.
+Without OpenMP in the build every copy runs on the calling thread.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from . import _engine
+from ._validate import check_thread_count
+
+_lock = threading.Lock()
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _default_num_threads() -> int:
+    setting = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if setting.isdigit() and int(setting) >= 1:
+        return int(setting)
+    return _usable_cores()
+
+
+_num_threads = _default_num_threads()
+
+
+def get_num_threads() -> int:
+    """Return the number of threads a call uses when ``num_threads`` is not given.
+
+    Examples
+    --------
+    >>> import fastblock as fb
+    >>> fb.get_num_threads() >= 1
+    True
+    """
+    return _num_threads
+
+
+def set_num_threads(n: int) -> None:
+    """Set the default number of threads for later calls (``n >= 1``).
+
+    Examples
+    --------
+    >>> import fastblock as fb
+    >>> previous = fb.get_num_threads()
+    >>> fb.set_num_threads(1)
+    >>> fb.get_num_threads()
+    1
+    >>> fb.set_num_threads(previous)
+    """
+    global _num_threads
+    n = check_thread_count(n, "n")
+    with _lock:
+        _num_threads = n
+
+
+def resolve_num_threads(num_threads: int | None) -> int:
+    """The thread count for one call: its ``num_threads``, else the default."""
+    if num_threads is None:
+        n = _num_threads
+    else:
+        n = check_thread_count(num_threads, "num_threads")
+    return n if _engine.HAVE_OPENMP else 1

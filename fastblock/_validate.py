@@ -1,0 +1,116 @@
+"""Argument checks shared by the front doors. Every message names the
+argument, the value received and what was expected."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ._plan import BLOCKS_FIRST, CHANNELS_FIRST, CHANNELS_LAST, DEPTH_FIRST, NCHW_VECT_C
+
+INTP_MAX = np.iinfo(np.intp).max
+
+_MODES = {
+    "blocks_first": BLOCKS_FIRST,
+    "dcr": BLOCKS_FIRST,
+    "depth_first": DEPTH_FIRST,
+    "crd": DEPTH_FIRST,
+}
+
+# name -> (layout, required rank or None)
+_DATA_FORMATS = {
+    "channels_first": (CHANNELS_FIRST, None),
+    "channels_last": (CHANNELS_LAST, None),
+    "ncw": (CHANNELS_FIRST, 3),
+    "nchw": (CHANNELS_FIRST, 4),
+    "ncdhw": (CHANNELS_FIRST, 5),
+    "nwc": (CHANNELS_LAST, 3),
+    "nhwc": (CHANNELS_LAST, 4),
+    "ndhwc": (CHANNELS_LAST, 5),
+    "nchw_vect_c": (NCHW_VECT_C, 5),
+}
+
+
+def check_integer(value, name: str) -> int:
+    """A Python or NumPy integer (not bool) as an ``int``; else TypeError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    return operator.index(value)
+
+
+def check_thread_count(value, name: str) -> int:
+    n = check_integer(value, name)
+    if n < 1:
+        raise ValueError(f"{name} must be >= 1, got {n}")
+    return n
+
+
+def check_block_size(value) -> int:
+    bs = check_integer(value, "block_size")
+    if bs < 1:
+        raise ValueError(f"block_size must be >= 1, got {bs}")
+    return bs
+
+
+def check_mode(mode) -> str:
+    key = mode.lower() if isinstance(mode, str) else None
+    if key not in _MODES:
+        raise ValueError(
+            f"mode must be 'blocks_first' (or 'DCR') or 'depth_first' (or 'CRD'), got {mode!r}")
+    return _MODES[key]
+
+
+def check_data_format(data_format, ndim: int) -> str:
+    key = data_format.lower() if isinstance(data_format, str) else None
+    if key not in _DATA_FORMATS:
+        raise ValueError(
+            "data_format must be 'channels_first', 'channels_last', 'NCW', 'NCHW', 'NCDHW', "
+            f"'NWC', 'NHWC', 'NDHWC' or 'NCHW_VECT_C', got {data_format!r}")
+    layout, rank = _DATA_FORMATS[key]
+    if ndim < 3:
+        raise ValueError(f"x must have rank >= 3 ([N, C, spatial...]), got rank {ndim}")
+    if rank is not None and ndim != rank:
+        raise ValueError(f"data_format {data_format!r} needs an input of rank {rank}, got rank {ndim}")
+    return layout
+
+
+def check_result_size(shape, dtype: np.dtype) -> None:
+    """ValueError when the result's item or byte count does not fit an intp."""
+    count = 1
+    for extent in shape:
+        count *= int(extent)
+    if count > INTP_MAX or count * max(dtype.itemsize, 1) > INTP_MAX:
+        raise ValueError(
+            f"the result of shape {tuple(int(e) for e in shape)} and dtype {dtype} is too large: "
+            f"{count} items do not fit in memory addresses")
+
+
+def check_out(out, shape, dtype: np.dtype, x: np.ndarray) -> np.ndarray:
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy.ndarray, got {type(out).__name__}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
+    if out.dtype != dtype:
+        raise TypeError(f"out must have dtype {dtype!r}, got {out.dtype!r}")
+    if not out.flags.writeable:
+        raise ValueError("out must be writable, got a read-only array")
+    if out.size > 1 and not _items_distinct(out):
+        raise ValueError("out has overlapping items (a broadcast or self-overlapping view); "
+                         "it must hold each result item in its own memory")
+    if out.size and x.size and np.shares_memory(out, x):
+        raise ValueError("out shares memory with x; pass an out that does not overlap the input")
+    return out
+
+
+def _items_distinct(arr: np.ndarray) -> bool:
+    """True when no two items of ``arr`` share a byte (checked by sorting the
+    axes by step: each step must clear everything the inner axes span).
+    Interleaved layouts that fail this test are rejected as well."""
+    axes = sorted((abs(s), n) for n, s in zip(arr.shape, arr.strides) if n > 1)
+    span = arr.itemsize
+    for step, n in axes:
+        if step < span:
+            return False
+        span = step * (n - 1) + span
+    return True
+

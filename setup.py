@@ -1,0 +1,94 @@
+"""Build script: compiles the Cython copy engine, with OpenMP where the compiler has it.
+
+The package must build everywhere. If the C compiler cannot build and link a
+small OpenMP program, the extension is compiled without ``-fopenmp``: Cython's
+``prange`` then runs serially and ``fastblock`` reports one usable thread.
+Set ``FASTBLOCK_NO_OPENMP=1`` to force that path, and ``FASTBLOCK_SANITIZE``
+(for example ``address,undefined``) to build with sanitizers.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+OPENMP_PROBE = r"""
+#include <omp.h>
+int main(void) {
+    int n = 0;
+    #pragma omp parallel reduction(+:n)
+    n += 1;
+    return n > 0 ? 0 : 1;
+}
+"""
+
+
+def openmp_flags():
+    """Return (compile_args, link_args) for OpenMP, or None if unavailable."""
+    if os.environ.get("FASTBLOCK_NO_OPENMP"):
+        return None
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    cc = cc.split()
+    if sys.platform == "darwin":
+        candidates = [(["-Xpreprocessor", "-fopenmp"], ["-lomp"])]
+    else:
+        candidates = [(["-fopenmp"], ["-fopenmp"])]
+    tmp = tempfile.mkdtemp()
+    try:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write(OPENMP_PROBE)
+        for cflags, lflags in candidates:
+            exe = os.path.join(tmp, "probe")
+            cmd = cc + cflags + [src, "-o", exe] + lflags
+            try:
+                ok = subprocess.run(cmd, capture_output=True).returncode == 0
+            except OSError:
+                ok = False
+            if ok:
+                return cflags, lflags
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return None
+
+
+def extensions():
+    compile_args = ["-O2"]
+    link_args = []
+    omp = openmp_flags()
+    if omp is None:
+        print("fastblock: no OpenMP in this compiler; building single-threaded kernels", file=sys.stderr)
+    else:
+        compile_args += omp[0]
+        link_args += omp[1]
+    sanitize = os.environ.get("FASTBLOCK_SANITIZE")
+    if sanitize:
+        compile_args += [f"-fsanitize={sanitize}", "-fno-omit-frame-pointer", "-g", "-O1"]
+        link_args += [f"-fsanitize={sanitize}"]
+    ext = Extension(
+        "fastblock._engine",
+        ["fastblock/_engine.pyx"],
+        include_dirs=[numpy.get_include(), "fastblock"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+    )
+    return cythonize(
+        [ext],
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+            "embedsignature": True,
+        },
+    )
+
+
+setup(ext_modules=extensions())

@@ -58,7 +58,9 @@ def openmp_flags():
 
 
 def extensions():
-    compile_args = ["-O2"]
+    # -O3 lets the compiler vectorise the fixed-step (de-)interleave loops;
+    # the code is portable C and also builds and passes at -O2.
+    compile_args = ["-O3"]
     link_args = []
     omp = openmp_flags()
     if omp is None:

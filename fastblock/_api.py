@@ -12,16 +12,7 @@ from numpy.typing import ArrayLike
 
 from . import _engine
 from ._fallback import gather_with_references
-from ._plan import (
-    NCHW_VECT_C,
-    VECT_C_GROUP,
-    CopyPlan,
-    block_plan,
-    logical_view,
-    physical_shape,
-    swap_sides,
-    tile_plan,
-)
+from ._plan import DEPTH_FIRST, NCHW_VECT_C, VECT_C_GROUP, logical_shape, physical_shape
 from ._threads import resolve_num_threads
 from ._validate import (
     check_block_size,
@@ -33,31 +24,33 @@ from ._validate import (
 )
 
 Repeats = Union[int, Sequence[int], np.ndarray]
+# copy(source, destination, num_threads): the operator's copy between two
+# checked arrays of the same item size.
+Copier = Callable[[np.ndarray, np.ndarray, int], None]
 
 
 def _execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarray],
-             build_plan: Callable[[np.ndarray, np.ndarray], CopyPlan],
-             num_threads: Optional[int]) -> np.ndarray:
-    """Run ``build_plan(source, destination)`` from ``x`` into ``out`` or a new array."""
+             copy: Copier, num_threads: Optional[int]) -> np.ndarray:
+    """Check ``out`` (or the result size), then run ``copy`` from ``x`` into
+    ``out`` or into a new C-contiguous array, and return that array."""
     n_threads = resolve_num_threads(num_threads)
     if out is not None:
         check_out(out, result_shape, x.dtype, x)
     else:
         check_result_size(result_shape, x.dtype)
     if x.dtype.hasobject:
-        result = gather_with_references(x, result_shape, build_plan, n_threads)
+        result = gather_with_references(x, result_shape, copy, n_threads)
         if out is None:
             return result
         np.copyto(out, result)
         return out
     if out is None:
         out = np.empty(result_shape, dtype=x.dtype)
-    if x.dtype.itemsize == 0:
-        return out
-    plan = build_plan(x, out)
-    for src_offset, dst_offset in plan.parts:
-        _engine.copy(x, out, plan.extents, plan.src_strides, plan.dst_strides,
-                     src_offset, dst_offset, n_threads)
+    if x.dtype.itemsize:
+        if copy.__code__.co_argcount == 2:  # TRANSITIONAL: CopyPlan builders
+            copy(x, out).run(x, out, n_threads)
+        else:
+            copy(x, out, n_threads)
     return out
 
 
@@ -124,20 +117,19 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     array([0, 1, 4, 5])
     """
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
-    space = logical_view(x.shape, x.strides, layout)
-    for axis, size in enumerate(space.spatial):
+    batch, channels, spatial = logical_shape(x.shape, layout)
+    for axis, size in enumerate(spatial):
         if size % bs:
             raise ValueError(f"block_size {bs} must divide every spatial size; "
                              f"spatial axis {axis} has size {size}")
-    depth_channels = space.channels * bs ** len(space.spatial)
-    result_shape = physical_shape(space.batch, depth_channels,
-                                  [s // bs for s in space.spatial], layout)
+    result_shape = physical_shape(batch, channels * bs ** len(spatial),
+                                  [size // bs for size in spatial], layout)
+    depth_first = mode == DEPTH_FIRST
 
-    def build(src: np.ndarray, dst: np.ndarray) -> CopyPlan:
-        return block_plan(logical_view(src.shape, src.strides, layout),
-                          logical_view(dst.shape, dst.strides, layout), bs, mode)
+    def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
+        _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads)
 
-    return _execute(x, result_shape, out, build, num_threads)
+    return _execute(x, result_shape, out, copy, num_threads)
 
 
 def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
@@ -191,23 +183,22 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
            [2, 3]])
     """
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
-    depth = logical_view(x.shape, x.strides, layout)
-    blocks = bs ** len(depth.spatial)
-    if depth.channels % blocks:
-        raise ValueError(f"block_size**{len(depth.spatial)} = {blocks} must divide the channel "
-                         f"count; x has {depth.channels} channels")
-    space_channels = depth.channels // blocks
+    batch, channels, spatial = logical_shape(x.shape, layout)
+    blocks = bs ** len(spatial)
+    if channels % blocks:
+        raise ValueError(f"block_size**{len(spatial)} = {blocks} must divide the channel "
+                         f"count; x has {channels} channels")
+    space_channels = channels // blocks
     if layout == NCHW_VECT_C and space_channels % VECT_C_GROUP:
         raise ValueError(f"NCHW_VECT_C needs a result channel count that is a multiple of 4; "
-                         f"{depth.channels} channels / {blocks} gives {space_channels}")
-    result_shape = physical_shape(depth.batch, space_channels,
-                                  [s * bs for s in depth.spatial], layout)
+                         f"{channels} channels / {blocks} gives {space_channels}")
+    result_shape = physical_shape(batch, space_channels, [size * bs for size in spatial], layout)
+    depth_first = mode == DEPTH_FIRST
 
-    def build(src: np.ndarray, dst: np.ndarray) -> CopyPlan:
-        return swap_sides(block_plan(logical_view(dst.shape, dst.strides, layout),
-                                     logical_view(src.shape, src.strides, layout), bs, mode))
+    def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
+        _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads)
 
-    return _execute(x, result_shape, out, build, num_threads)
+    return _execute(x, result_shape, out, copy, num_threads)
 
 
 def _check_repeats(repeats: Repeats) -> tuple[int, ...]:
@@ -282,11 +273,10 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
     reps = _check_repeats(repeats)
     if len(reps) < x.ndim:
         reps = (1,) * (x.ndim - len(reps)) + reps
-    lead = len(reps) - x.ndim
-    src_shape = (1,) * lead + x.shape
-    result_shape = tuple(r * s for r, s in zip(reps, src_shape))
+    src_shape = (1,) * (len(reps) - x.ndim) + x.shape
+    result_shape = tuple(r * size for r, size in zip(reps, src_shape))
 
-    def build(src: np.ndarray, dst: np.ndarray) -> CopyPlan:
-        return tile_plan(src_shape, (0,) * lead + src.strides, reps, dst.strides)
+    def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
+        _engine.tile_copy(src, dst, reps, n_threads)
 
-    return _execute(x, result_shape, out, build, num_threads)
+    return _execute(x, result_shape, out, copy, num_threads)

@@ -25,6 +25,7 @@ The GIL is released for the whole copy.
 """
 
 cimport numpy as cnp
+import numpy as np
 from cython.parallel cimport parallel, prange
 
 cnp.import_array()
@@ -52,6 +53,9 @@ cdef enum:
     MAX_AXES = 64
     # Two tile counters are added to the loop axes.
     MAX_LOOP = MAX_AXES + 2
+    # Axes a copy may be described with, extent-1 axes included (a Tile of
+    # a 64-D array has 128).
+    MAX_INPUT_AXES = 2 * MAX_AXES + 4
 
 # Destination bytes one kernel call writes when the copy is not a transpose:
 # large enough to hide the loop overhead, small enough to share out.
@@ -259,34 +263,46 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
             run_range(p, dst, src, start, stop)
 
 
+cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
+                    const intp* src_strides, const intp* dst_strides, intp itemsize,
+                    intp n_parts, const intp* src_offsets, const intp* dst_offsets,
+                    int num_threads) except -1:
+    """Run one copy (or several, shifted by per-part byte offsets) over the axes.
+
+    The plan is built once: normalising moves both base pointers by fixed
+    amounts, which apply to every part alike."""
+    cdef Plan plan
+    cdef char* src_start = src
+    cdef char* dst_start = dst
+    cdef intp part
+    if ndim > MAX_INPUT_AXES:
+        raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
+    if not build_plan(&plan, ndim, extents, src_strides, dst_strides, itemsize, &src_start, &dst_start):
+        return 0
+    with nogil:
+        for part in range(n_parts):
+            run_plan(&plan, dst_start + dst_offsets[part], src_start + src_offsets[part], num_threads)
+    return 0
+
+
 def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_strides,
-         dst_strides, intp src_offset=0, intp dst_offset=0, int num_threads=1):
+         dst_strides, parts=((0, 0),), int num_threads=1):
     """Copy ``src`` into ``dst`` over the iteration ``extents``.
 
     Item ``(i0, i1, ...)`` is read at ``src.data + src_offset + sum(i * src_strides)``
-    and written at ``dst.data + dst_offset + sum(i * dst_strides)`` (byte steps).
+    and written at ``dst.data + dst_offset + sum(i * dst_strides)`` (byte
+    steps), once for each ``(src_offset, dst_offset)`` in ``parts``.
     The caller guarantees that every address is inside its array, that the
     destination items are distinct and that ``src`` and ``dst`` do not overlap;
     both arrays must have the same item size and hold no references.
     """
-    cdef Plan plan
-    cdef intp ext[MAX_AXES]
-    cdef intp ss[MAX_AXES]
-    cdef intp ds[MAX_AXES]
+    cdef intp ext[MAX_INPUT_AXES]
+    cdef intp ss[MAX_INPUT_AXES]
+    cdef intp ds[MAX_INPUT_AXES]
     cdef int ndim = len(extents), i
-    cdef char* src_ptr = <char*>cnp.PyArray_DATA(src) + src_offset
-    cdef char* dst_ptr = <char*>cnp.PyArray_DATA(dst) + dst_offset
-    if ndim > MAX_AXES:
-        # Count only the axes that take part; extent-1 axes are free.
-        kept = [(e, s, d) for e, s, d in zip(extents, src_strides, dst_strides) if e != 1]
-        if any(e == 0 for e, _, _ in kept):
-            return
-        if len(kept) > MAX_AXES:
-            raise ValueError("fastblock: too many axes of extent > 1 in one copy")
-        extents = [e for e, _, _ in kept]
-        src_strides = [s for _, s, _ in kept]
-        dst_strides = [d for _, _, d in kept]
-        ndim = len(kept)
+    cdef intp n_parts = len(parts)
+    if ndim > MAX_INPUT_AXES:
+        raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
     if len(src_strides) != ndim or len(dst_strides) != ndim:
         raise ValueError("fastblock: extents and strides differ in length")
     if src.itemsize != dst.itemsize:
@@ -295,7 +311,17 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
         ext[i] = extents[i]
         ss[i] = src_strides[i]
         ds[i] = dst_strides[i]
-    if not build_plan(&plan, ndim, ext, ss, ds, dst.itemsize, &src_ptr, &dst_ptr):
-        return
-    with nogil:
-        run_plan(&plan, dst_ptr, src_ptr, num_threads)
+    cdef intp[::1] src_offsets = cvarray_intp(n_parts)
+    cdef intp[::1] dst_offsets = cvarray_intp(n_parts)
+    for i, (src_offset, dst_offset) in enumerate(parts):
+        src_offsets[i] = src_offset
+        dst_offsets[i] = dst_offset
+    copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
+               dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads)
+
+
+cdef cvarray_intp(intp n):
+    return np.empty(max(n, 1), dtype=np.intp)
+
+
+include "_plans.pxi"

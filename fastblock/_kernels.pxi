@@ -30,6 +30,19 @@ ctypedef fused item_t:
     fb_item16
 
 
+cdef inline void copy_item_run(item_t* width_tag, char* dst, const char* src, intp n,
+                               intp dst_items, intp src_items) noexcept nogil:
+    """Copy ``n`` items stepping ``dst_items`` / ``src_items`` items at a time.
+
+    Called with literal steps (1 on one side, 2, 3 or 4 on the other), so the
+    C compiler specialises the loop into vector loads and shuffles: this is the
+    (de-)interleave at the heart of SpaceToDepth and DepthToSpace."""
+    cdef intp j
+    for j in range(n):
+        memcpy(dst + j * dst_items * <intp>sizeof(item_t),
+               src + j * src_items * <intp>sizeof(item_t), sizeof(item_t))
+
+
 cdef inline void copy_items(item_t* width_tag, char* dst, const char* src,
                             intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner,
@@ -38,18 +51,31 @@ cdef inline void copy_items(item_t* width_tag, char* dst, const char* src,
     """Copy items of ``sizeof(item_t)`` bytes, or of ``tail + sizeof(item_t)``
     bytes when ``tail`` > 0 (the overlapping two-copy form)."""
     cdef intp i, j
+    cdef intp size = sizeof(item_t)
     cdef char* d
     cdef const char* s
     for i in range(n_outer):
         d = dst + i * dst_outer
         s = src + i * src_outer
-        if tail == 0:
-            for j in range(n_inner):
-                memcpy(d + j * dst_inner, s + j * src_inner, sizeof(item_t))
-        else:
+        if tail != 0:
             for j in range(n_inner):
                 memcpy(d + j * dst_inner, s + j * src_inner, sizeof(item_t))
                 memcpy(d + j * dst_inner + tail, s + j * src_inner + tail, sizeof(item_t))
+        elif dst_inner == size and src_inner == 2 * size:
+            copy_item_run(width_tag, d, s, n_inner, 1, 2)
+        elif dst_inner == size and src_inner == 3 * size:
+            copy_item_run(width_tag, d, s, n_inner, 1, 3)
+        elif dst_inner == size and src_inner == 4 * size:
+            copy_item_run(width_tag, d, s, n_inner, 1, 4)
+        elif src_inner == size and dst_inner == 2 * size:
+            copy_item_run(width_tag, d, s, n_inner, 2, 1)
+        elif src_inner == size and dst_inner == 3 * size:
+            copy_item_run(width_tag, d, s, n_inner, 3, 1)
+        elif src_inner == size and dst_inner == 4 * size:
+            copy_item_run(width_tag, d, s, n_inner, 4, 1)
+        else:
+            for j in range(n_inner):
+                memcpy(d + j * dst_inner, s + j * src_inner, sizeof(item_t))
 
 
 cdef inline void copy_wide_items(char* dst, const char* src,

@@ -62,10 +62,19 @@ def set_num_threads(n: int) -> None:
         _num_threads = n
 
 
+# A copy never runs more than 4 threads per usable core: memory-bound
+# work gains nothing from oversubscription, and a huge request must not ask
+# OpenMP for millions of threads.
+_MAX_THREADS = 4 * _usable_cores()
+
+
 def resolve_num_threads(num_threads: int | None) -> int:
-    """The thread count for one call: its ``num_threads``, else the default."""
+    """The thread count for one call: its ``num_threads``, else the default,
+    capped at a few threads per usable core."""
     if num_threads is None:
         n = _num_threads
     else:
         n = check_thread_count(num_threads, "num_threads")
-    return n if _engine.HAVE_OPENMP else 1
+    if not _engine.HAVE_OPENMP:
+        return 1
+    return min(n, _MAX_THREADS)

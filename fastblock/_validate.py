@@ -53,6 +53,7 @@ def check_block_size(value) -> int:
 
 
 def check_mode(mode) -> str:
+    """The canonical mode name: BLOCKS_FIRST (also 'DCR') or DEPTH_FIRST (also 'CRD')."""
     key = mode.lower() if isinstance(mode, str) else None
     if key not in _MODES:
         raise ValueError(
@@ -60,7 +61,7 @@ def check_mode(mode) -> str:
     return _MODES[key]
 
 
-def check_data_format(data_format, ndim: int) -> str:
+def check_data_format(data_format, ndim: int) -> int:
     key = data_format.lower() if isinstance(data_format, str) else None
     if key not in _DATA_FORMATS:
         raise ValueError(
@@ -103,14 +104,21 @@ def check_out(out, shape, dtype: np.dtype, x: np.ndarray) -> np.ndarray:
 
 
 def _items_distinct(arr: np.ndarray) -> bool:
-    """True when no two items of ``arr`` share a byte (checked by sorting the
-    axes by step: each step must clear everything the inner axes span).
-    Interleaved layouts that fail this test are rejected as well."""
+    """True when no two items of ``arr`` share a byte.
+
+    The quick test sorts the axes by step: each step must clear everything the
+    inner axes span. Layouts that fail it (interleaved axes) are settled
+    exactly by sorting the items' byte offsets."""
     axes = sorted((abs(s), n) for n, s in zip(arr.shape, arr.strides) if n > 1)
     span = arr.itemsize
     for step, n in axes:
         if step < span:
-            return False
+            break
         span = step * (n - 1) + span
-    return True
-
+    else:
+        return True
+    offsets = np.zeros((), dtype=np.int64)
+    for step, n in axes:
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * step)
+    offsets = np.sort(offsets, axis=None)
+    return bool(np.all(np.diff(offsets) >= arr.itemsize))

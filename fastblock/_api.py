@@ -38,6 +38,10 @@ def _execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndar
         check_out(out, result_shape, x.dtype, x)
     else:
         check_result_size(result_shape, x.dtype)
+    if 0 in result_shape:
+        # Nothing to move; also keeps huge block sizes or repeats of an empty
+        # result away from the C-sized engine arguments.
+        return np.empty(result_shape, dtype=x.dtype) if out is None else out
     if x.dtype.hasobject:
         result = gather_with_references(x, result_shape, copy, n_threads)
         if out is None:

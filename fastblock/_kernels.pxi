@@ -78,6 +78,69 @@ cdef inline void copy_items(item_t* width_tag, char* dst, const char* src,
                 memcpy(d + j * dst_inner, s + j * src_inner, sizeof(item_t))
 
 
+cdef inline void lanes_run(item_t* width_tag, char* dst, const char* src, intp n,
+                           intp lanes, intp lane_step, bint interleave) noexcept nogil:
+    """Interleave ``lanes`` rows of ``n`` items (``lane_step`` bytes apart) into
+    one row, or split one row into ``lanes`` rows (``interleave`` false).
+
+    Called with a literal ``lanes`` (2, 3, 4), so the lane loop unrolls and
+    the item loop vectorises into loads, shuffles and stores: DepthToSpace
+    interleaves, SpaceToDepth splits."""
+    cdef intp j, lane
+    cdef intp size = sizeof(item_t)
+    if interleave:
+        for j in range(n):
+            for lane in range(lanes):
+                memcpy(dst + (j * lanes + lane) * size, src + lane * lane_step + j * size, sizeof(item_t))
+    else:
+        for j in range(n):
+            for lane in range(lanes):
+                memcpy(dst + lane * lane_step + j * size, src + (j * lanes + lane) * size, sizeof(item_t))
+
+
+cdef inline void lanes_block(item_t* width_tag, char* dst, const char* src, intp n,
+                             intp lanes, intp lane_step, bint interleave) noexcept nogil:
+    if lanes == 2:
+        lanes_run(width_tag, dst, src, n, 2, lane_step, interleave)
+    elif lanes == 3:
+        lanes_run(width_tag, dst, src, n, 3, lane_step, interleave)
+    else:
+        lanes_run(width_tag, dst, src, n, 4, lane_step, interleave)
+
+
+cdef inline bint copy_lanes(char* dst, const char* src, intp n_outer, intp n_inner,
+                            intp dst_outer, intp dst_inner, intp src_outer, intp src_inner,
+                            intp width) noexcept nogil:
+    """Run the block as an (de-)interleave of 2 to 4 lanes if it is one; return
+    whether it was. One axis (the lanes) steps one item on one side; the other
+    steps ``lanes`` items on that side and one item on the other."""
+    cdef intp lanes, n, lane_step
+    cdef bint interleave
+    if width > 16 or (width & (width - 1)) != 0:
+        return False
+    if 2 <= n_outer <= 4 and dst_outer == width and dst_inner == n_outer * width and src_inner == width:
+        lanes = n_outer; n = n_inner; lane_step = src_outer; interleave = True
+    elif 2 <= n_inner <= 4 and dst_inner == width and dst_outer == n_inner * width and src_outer == width:
+        lanes = n_inner; n = n_outer; lane_step = src_inner; interleave = True
+    elif 2 <= n_outer <= 4 and src_outer == width and src_inner == n_outer * width and dst_inner == width:
+        lanes = n_outer; n = n_inner; lane_step = dst_outer; interleave = False
+    elif 2 <= n_inner <= 4 and src_inner == width and src_outer == n_inner * width and dst_outer == width:
+        lanes = n_inner; n = n_outer; lane_step = dst_inner; interleave = False
+    else:
+        return False
+    if width == 1:
+        lanes_block(<uint8_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+    elif width == 2:
+        lanes_block(<uint16_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+    elif width == 4:
+        lanes_block(<uint32_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+    elif width == 8:
+        lanes_block(<uint64_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+    else:
+        lanes_block(<fb_item16*>NULL, dst, src, n, lanes, lane_step, interleave)
+    return True
+
+
 cdef inline void copy_wide_items(char* dst, const char* src,
                                  intp n_outer, intp n_inner,
                                  intp dst_outer, intp dst_inner,
@@ -91,6 +154,17 @@ cdef inline void copy_wide_items(char* dst, const char* src,
                    src + i * src_outer + j * src_inner, <size_t>width)
 
 
+cdef inline void fill_repeats(char* dst, const char* src, intp width, intp count) noexcept nogil:
+    """Write ``count`` adjacent copies of one ``width``-byte item: copy it once,
+    then double the written run with each ``memcpy`` (Tile's inner repeats)."""
+    cdef intp total = width * count, filled = width, chunk
+    memcpy(dst, src, <size_t>width)
+    while filled < total:
+        chunk = filled if filled < total - filled else total - filled
+        memcpy(dst + filled, dst, <size_t>chunk)
+        filled += chunk
+
+
 cdef inline void copy_block(char* dst, const char* src,
                             intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner,
@@ -98,6 +172,15 @@ cdef inline void copy_block(char* dst, const char* src,
                             intp width) noexcept nogil:
     """Copy a 2-D block of ``width``-byte items, choosing the inner loop."""
     cdef intp i, t
+    # An axis that repeats one source item into adjacent destination items.
+    if src_outer == 0 and dst_outer == width and not (src_inner == 0 and dst_inner == width):
+        t = n_outer; n_outer = n_inner; n_inner = t
+        t = dst_outer; dst_outer = dst_inner; dst_inner = t
+        t = src_outer; src_outer = src_inner; src_inner = t
+    if src_inner == 0 and dst_inner == width and n_inner > 1:
+        for i in range(n_outer):
+            fill_repeats(dst + i * dst_outer, src + i * src_outer, width, n_inner)
+        return
     # Rows contiguous on both sides: one memcpy per row.
     if dst_outer == width and src_outer == width and not (dst_inner == width and src_inner == width):
         t = n_outer; n_outer = n_inner; n_inner = t
@@ -106,6 +189,8 @@ cdef inline void copy_block(char* dst, const char* src,
     if dst_inner == width and src_inner == width:
         for i in range(n_outer):
             memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
+        return
+    if copy_lanes(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width):
         return
     # Otherwise the longer axis goes inside: fewer loop restarts. The block
     # fits in L1, so the order does not change the memory traffic.

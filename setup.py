@@ -72,7 +72,7 @@ def extensions():
     if sanitize:
         compile_args += [f"-fsanitize={sanitize}", "-fno-omit-frame-pointer", "-g", "-O1"]
         link_args += [f"-fsanitize={sanitize}"]
-    ext = Extension(
+    engine = Extension(
         "fastblock._engine",
         ["fastblock/_engine.pyx"],
         include_dirs=[numpy.get_include(), "fastblock"],
@@ -80,16 +80,21 @@ def extensions():
         extra_compile_args=compile_args,
         extra_link_args=link_args,
     )
+    # The front doors are plain Python, compiled by Cython as well: a call on
+    # a tiny array is mostly argument checking, and compiled it costs a
+    # fraction of the interpreted time. The .py files stay the source.
+    front_doors = [
+        Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2"])
+        for name in ("_api", "_validate", "_plan", "_threads")
+    ]
     return cythonize(
-        [ext],
-        compiler_directives={
-            "language_level": 3,
-            "boundscheck": False,
-            "wraparound": False,
-            "cdivision": True,
-            "initializedcheck": False,
-            "embedsignature": True,
-        },
+        [engine, *front_doors],
+        # Safe directives for every module: the compiled .py modules keep
+        # Python semantics exactly (type hints are hints, not C types). The
+        # engine turns off bounds checks, negative indexing and Python
+        # division in its own header.
+        compiler_directives={"language_level": 3, "embedsignature": True,
+                             "annotation_typing": False},
     )
 
 

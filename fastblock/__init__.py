@@ -4,6 +4,7 @@ Multithreaded Cython kernels for the block data-movement operators of ONNX,
 OpenVINO and TensorFlow, for every NumPy dtype, mode, layout and rank.
 """
 from ._api import depth_to_space, space_to_depth, tile
+from ._permute import batch_to_space, pixel_shuffle, pixel_unshuffle, space_to_batch, transpose
 from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
 
@@ -11,6 +12,11 @@ __all__ = [
     "space_to_depth",
     "depth_to_space",
     "tile",
+    "transpose",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "space_to_batch",
+    "batch_to_space",
     "get_num_threads",
     "set_num_threads",
     "__version__",

@@ -51,10 +51,7 @@ def _execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndar
     if out is None:
         out = np.empty(result_shape, dtype=x.dtype)
     if x.dtype.itemsize:
-        if copy.__code__.co_argcount == 2:  # TRANSITIONAL: CopyPlan builders
-            copy(x, out).run(x, out, n_threads)
-        else:
-            copy(x, out, n_threads)
+        copy(x, out, n_threads)
     return out
 
 
@@ -112,6 +109,8 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
         ``block_size`` does not divide; a bad ``out``.
     TypeError
         A ``block_size`` that is not an integer; an ``out`` of another dtype.
+    MemoryError
+        A new result that cannot be allocated (raised before anything is written).
 
     Examples
     --------
@@ -177,6 +176,8 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
         ``block_size**K`` does not divide; a bad ``out``.
     TypeError
         A ``block_size`` that is not an integer; an ``out`` of another dtype.
+    MemoryError
+        A new result that cannot be allocated (raised before anything is written).
 
     Examples
     --------
@@ -263,6 +264,8 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
     ValueError
         A negative entry, a ``repeats`` of rank > 1, a result too large to
         address, or a bad ``out``.
+    MemoryError
+        A new result that cannot be allocated (raised before anything is written).
 
     Examples
     --------

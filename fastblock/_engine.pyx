@@ -1,3 +1,4 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The strided copy engine behind every fastblock operator.
 
 Every operator is one problem: copy the items of a strided N-D source into a

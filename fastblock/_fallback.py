@@ -23,9 +23,6 @@ def gather_with_references(x: np.ndarray, result_shape: tuple[int, ...],
     here it moves the C-order positions of ``x``'s items."""
     source_index = np.arange(x.size, dtype=np.intp).reshape(x.shape)
     result_index = np.empty(result_shape, dtype=np.intp)
-    if copy.__code__.co_argcount == 2:  # TRANSITIONAL: CopyPlan builders
-        copy(source_index, result_index).run(source_index, result_index, num_threads)
-    else:
-        copy(source_index, result_index, num_threads)
+    copy(source_index, result_index, num_threads)
     # Index with a 1-D array: a 0-d index would give a scalar, not an array.
     return x.reshape(-1)[result_index.reshape(-1)].reshape(result_shape)

@@ -31,6 +31,20 @@ def _default_num_threads() -> int:
 
 _num_threads = _default_num_threads()
 
+# GNU OpenMP's thread pool does not survive fork(): a parallel region in a
+# child forked after the parent used threads can wait forever for workers
+# that no longer exist. A forked child therefore copies on its own thread.
+_in_forked_child = False
+
+
+def _after_fork_in_child() -> None:
+    global _in_forked_child
+    _in_forked_child = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
 
 def get_num_threads() -> int:
     """Return the number of threads a call uses when ``num_threads`` is not given.
@@ -70,11 +84,11 @@ _MAX_THREADS = 4 * _usable_cores()
 
 def resolve_num_threads(num_threads: int | None) -> int:
     """The thread count for one call: its ``num_threads``, else the default,
-    capped at a few threads per usable core."""
+    capped at a few threads per usable core (one in a forked child)."""
     if num_threads is None:
         n = _num_threads
     else:
         n = check_thread_count(num_threads, "num_threads")
-    if not _engine.HAVE_OPENMP:
+    if _in_forked_child or not _engine.HAVE_OPENMP:
         return 1
     return min(n, _MAX_THREADS)

@@ -2,6 +2,7 @@
 argument, the value received and what was expected."""
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -33,6 +34,8 @@ _DATA_FORMATS = {
 
 def check_integer(value, name: str) -> int:
     """A Python or NumPy integer (not bool) as an ``int``; else TypeError."""
+    if type(value) is int:
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
     return operator.index(value)
@@ -54,20 +57,20 @@ def check_block_size(value) -> int:
 
 def check_mode(mode) -> str:
     """The canonical mode name: BLOCKS_FIRST (also 'DCR') or DEPTH_FIRST (also 'CRD')."""
-    key = mode.lower() if isinstance(mode, str) else None
-    if key not in _MODES:
+    canonical = _MODES.get(mode.lower()) if isinstance(mode, str) else None
+    if canonical is None:
         raise ValueError(
             f"mode must be 'blocks_first' (or 'DCR') or 'depth_first' (or 'CRD'), got {mode!r}")
-    return _MODES[key]
+    return canonical
 
 
 def check_data_format(data_format, ndim: int) -> int:
-    key = data_format.lower() if isinstance(data_format, str) else None
-    if key not in _DATA_FORMATS:
+    entry = _DATA_FORMATS.get(data_format.lower()) if isinstance(data_format, str) else None
+    if entry is None:
         raise ValueError(
             "data_format must be 'channels_first', 'channels_last', 'NCW', 'NCHW', 'NCDHW', "
             f"'NWC', 'NHWC', 'NDHWC' or 'NCHW_VECT_C', got {data_format!r}")
-    layout, rank = _DATA_FORMATS[key]
+    layout, rank = entry
     if ndim < 3:
         raise ValueError(f"x must have rank >= 3 ([N, C, spatial...]), got rank {ndim}")
     if rank is not None and ndim != rank:
@@ -77,9 +80,7 @@ def check_data_format(data_format, ndim: int) -> int:
 
 def check_result_size(shape, dtype: np.dtype) -> None:
     """ValueError when the result's item or byte count does not fit an intp."""
-    count = 1
-    for extent in shape:
-        count *= int(extent)
+    count = math.prod(shape)
     if count > INTP_MAX or count * max(dtype.itemsize, 1) > INTP_MAX:
         raise ValueError(
             f"the result of shape {tuple(int(e) for e in shape)} and dtype {dtype} is too large: "

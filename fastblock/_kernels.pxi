@@ -141,6 +141,40 @@ cdef inline bint copy_lanes(char* dst, const char* src, intp n_outer, intp n_inn
     return True
 
 
+cdef enum:
+    # The on-stack buffer a transposed block passes through: 16 KiB.
+    TRANSPOSE_BUFFER_WORDS = 2048
+    TRANSPOSE_BUFFER_BYTES = TRANSPOSE_BUFFER_WORDS * 8
+
+
+cdef inline bint transpose_via_buffer(char* dst, const char* src, intp n_outer, intp n_inner,
+                                      intp dst_outer, intp dst_inner, intp src_outer,
+                                      intp src_inner, intp width) noexcept nogil:
+    """A true transpose block (the source contiguous along one axis, the
+    destination along the other) goes through a small buffer: whole source
+    rows in, whole destination rows out. Each cache line is then touched in
+    one go, so row steps that are powers of two (which map every row to the
+    same cache sets) no longer evict lines before they are used up."""
+    cdef uint64_t buffer[TRANSPOSE_BUFFER_WORDS]
+    cdef char* staged = <char*>buffer
+    cdef intp t, i
+    # Orient: source contiguous along the outer axis, destination along the inner.
+    if src_inner == width and dst_outer == width:
+        t = n_outer; n_outer = n_inner; n_inner = t
+        t = dst_outer; dst_outer = dst_inner; dst_inner = t
+        t = src_outer; src_outer = src_inner; src_inner = t
+    if not (src_outer == width and dst_inner == width) or n_outer < 2 or n_inner < 2:
+        return False
+    if n_outer * n_inner * width > TRANSPOSE_BUFFER_BYTES:
+        return False
+    # Stage: buffer row i holds source row i (n_outer items), contiguous.
+    for i in range(n_inner):
+        memcpy(staged + i * n_outer * width, src + i * src_inner, <size_t>(n_outer * width))
+    # Then the buffer, read with a step of a staged row, fills destination rows.
+    copy_strided_block(dst, staged, n_outer, n_inner, dst_outer, width, width, n_outer * width, width)
+    return True
+
+
 cdef inline void copy_wide_items(char* dst, const char* src,
                                  intp n_outer, intp n_inner,
                                  intp dst_outer, intp dst_inner,
@@ -192,6 +226,18 @@ cdef inline void copy_block(char* dst, const char* src,
         return
     if copy_lanes(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width):
         return
+    if transpose_via_buffer(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width):
+        return
+    copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width)
+
+
+cdef inline void copy_strided_block(char* dst, const char* src,
+                                    intp n_outer, intp n_inner,
+                                    intp dst_outer, intp dst_inner,
+                                    intp src_outer, intp src_inner,
+                                    intp width) noexcept nogil:
+    """Any 2-D block, item by item, with the longer axis inside."""
+    cdef intp t
     # Otherwise the longer axis goes inside: fewer loop restarts. The block
     # fits in L1, so the order does not change the memory traffic.
     if n_outer > n_inner:

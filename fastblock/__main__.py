@@ -6,7 +6,9 @@
    against the copy ceiling (``np.copyto`` of the same bytes between
    preallocated arrays), as GB/s and ratios.
 
-Runs in well under a minute on 2 cores. ``--quick`` skips the 64 MiB cases.
+Runs in well under a minute on 2 cores. ``--quick`` skips the 64 MiB cases;
+``--full`` then measures every speed target (``fastblock._targets``) and the
+transpose comparison (``fastblock._bench_transpose``), several minutes.
 """
 from __future__ import annotations
 
@@ -164,6 +166,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastblock", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the 64 MiB speed cases")
+    parser.add_argument("--full", action="store_true",
+                        help="also measure every speed target and the transpose comparison")
     args = parser.parse_args(argv)
     from fastblock import _engine
     print(f"fastblock {fb.__version__}: numpy {np.__version__}, "
@@ -176,6 +180,12 @@ def main(argv=None) -> int:
     print("Self-check passed: every operator, mode and layout matches NumPy.")
     print("Speed (medians of interleaved runs):")
     speed_report(quick=args.quick)
+    if args.full:
+        from fastblock import _bench_transpose, _targets
+        print()
+        _targets.report()
+        print()
+        _bench_transpose.report()
     return 0
 
 

@@ -19,8 +19,9 @@ How a copy is run:
    the other kernel axis is the next destination axis.
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer. Its linear range is cut into chunks that the OpenMP threads take
-   (static schedule), each chunk writing its own part of the destination.
-   Small copies run on the calling thread alone.
+   as they come free (dynamic schedule: on a busy machine a thread that is
+   not scheduled does not hold the others up), each chunk writing its own
+   part of the destination. Small copies run on the calling thread alone.
 
 The GIL is released for the whole copy.
 """
@@ -258,7 +259,7 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
     base = p.n_iter // n_chunks
     extra = p.n_iter % n_chunks
     with parallel(num_threads=num_threads):
-        for chunk in prange(n_chunks, schedule="static"):
+        for chunk in prange(n_chunks, schedule="dynamic"):
             start = chunk * base + imin(chunk, extra)
             stop = start + base + (1 if chunk < extra else 0)
             run_range(p, dst, src, start, stop)

@@ -1,0 +1,164 @@
+"""The speed targets, measured: ``python -m fastblock --full``.
+
+Each figure is a ratio to a reference timed in the same process and
+interleaved with the case (medians), so that machine noise hits both:
+
+1. large (64 MiB result) into a preallocated ``out=``, default threads:
+   time / ``np.copyto`` of the same bytes (target <= 0.65);
+2. large, new result: time / ``src.copy()`` of the same bytes (target <= 1.0);
+3. cache-resident (about 1 MiB) into ``out=``: time / ``np.copyto`` (target <= 1.5);
+4. per call on a tiny ``[1, 8, 4, 4]`` float32 input (target <= 2 us and below
+   NumPy's reshape/transpose/copy);
+5. strided input (a stepped view, Fortran order) / the same contiguous input
+   (target <= 1.3);
+6. peak memory of a call / the result's size (``tracemalloc``; target 1.0).
+"""
+from __future__ import annotations
+
+import itertools
+import sys
+import tracemalloc
+from typing import Callable, List, NamedTuple
+
+import numpy as np
+
+import fastblock as fb
+from fastblock._bench import interleaved_medians
+from fastblock._reference import depth_to_space_ref
+
+LARGE = 64 << 20
+CACHED = 1 << 20
+
+
+class Case(NamedTuple):
+    label: str
+    x: np.ndarray
+    run: Callable[..., np.ndarray]
+
+
+def _block_case(op: str, mode: str, layout: str, channels: int, bs: int, dtype, nbytes: int,
+                rank: int = 4) -> Case:
+    """A SpaceToDepth or DepthToSpace case whose result has about ``nbytes`` bytes;
+    ``channels`` is the space array's channel count."""
+    itemsize = np.dtype(dtype).itemsize
+    n_spatial = 2 if layout == "NCHW_VECT_C" else rank - 2
+    if layout == "NCHW_VECT_C":
+        channels = 4 * bs * bs
+    # Spatial edge (of the space array) that gives the requested size.
+    edge = int(round((nbytes / itemsize / channels) ** (1 / n_spatial)))
+    edge = max(bs, edge - edge % (bs * 4))
+    spatial = [edge] * n_spatial
+    if layout == "channels_last":
+        space_shape = (1, *spatial, channels)
+    elif layout == "NCHW_VECT_C":
+        space_shape = (1, channels // 4, *spatial, 4)
+    else:
+        space_shape = (1, channels, *spatial)
+    space = np.ones(space_shape, dtype)
+    fmt = layout
+    if op == "s2d":
+        return Case(f"s2d {mode[:5]} {layout} C={channels} bs={bs} {np.dtype(dtype).name} {rank}-D",
+                    space, lambda x, **kw: fb.space_to_depth(x, bs, mode, fmt, **kw))
+    depth = fb.space_to_depth(space, bs, mode, fmt)
+    return Case(f"d2s {mode[:5]} {layout} C={channels} bs={bs} {np.dtype(dtype).name} {rank}-D",
+                depth, lambda x, **kw: fb.depth_to_space(x, bs, mode, fmt, **kw))
+
+
+def _large_cases() -> List[Case]:
+    cases = []
+    grid = itertools.product(("s2d", "d2s"), ("blocks_first", "depth_first"),
+                             (("channels_first", 16), ("channels_last", 3), ("channels_last", 16),
+                              ("NCHW_VECT_C", 4)),
+                             (2, 3), (np.uint8, np.float32))
+    for op, mode, (layout, channels), bs, dtype in grid:
+        cases.append(_block_case(op, mode, layout, channels, bs, dtype, LARGE))
+    cases.append(_block_case("s2d", "blocks_first", "channels_first", 8, 2, np.float32, LARGE, rank=5))
+    cases.append(_block_case("d2s", "depth_first", "channels_first", 8, 2, np.float64, LARGE, rank=5))
+    rows = np.ones((LARGE // 1024 // 8, 1024), np.uint8)
+    cases.append(Case("tile uint8 (1, 8), innermost", rows, lambda x, **kw: fb.tile(x, (1, 8), **kw)))
+    cases.append(Case("tile uint8 (8, 1), outermost", rows, lambda x, **kw: fb.tile(x, (8, 1), **kw)))
+    pixels = np.ones((LARGE // 3 // 64, 3), np.uint8)
+    cases.append(Case("tile uint8 [n,3] (1, 64)", pixels, lambda x, **kw: fb.tile(x, (1, 64), **kw)))
+    return cases
+
+
+def _ratio_rows(cases: List[Case], rounds: int) -> List[tuple]:
+    rows = []
+    for step, case in enumerate(cases, 1):
+        sys.stdout.write(f"\r  {step}/{len(cases)} {case.label:<60}")
+        sys.stdout.flush()
+        result = case.run(case.x)
+        out = np.empty_like(result)
+        src = np.ones(result.nbytes, np.uint8)
+        dst = np.zeros(result.nbytes, np.uint8)
+        t = interleaved_medians({
+            "copy": lambda: np.copyto(dst, src),
+            "fresh copy": lambda: src.copy(),
+            "out": lambda: case.run(case.x, out=out),
+            "new": lambda: case.run(case.x),
+        }, rounds=rounds, min_seconds=2e-3)
+        rows.append((case.label, t["out"] / t["copy"], t["new"] / t["fresh copy"], t["copy"]))
+    sys.stdout.write("\r" + " " * 90 + "\r")
+    return rows
+
+
+def _mark(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def report() -> None:
+    print(f"Targets (threads: {fb.get_num_threads()}); ratios of medians, interleaved runs")
+    large = _ratio_rows(_large_cases(), rounds=5)
+    print(f"\n1-2. Large (64 MiB results): out=/copy (target <= 0.65), new/x.copy() (target <= 1.0)")
+    for label, out_ratio, new_ratio, _ in large:
+        print(f"  {label:52} {out_ratio:5.2f} {_mark(out_ratio <= 0.65):8} "
+              f"{new_ratio:5.2f} {_mark(new_ratio <= 1.0)}")
+    worst = max(r[1] for r in large)
+    print(f"  worst out=/copy {worst:.2f}; median {np.median([r[1] for r in large]):.2f}; "
+          f"met {sum(r[1] <= 0.65 for r in large)}/{len(large)}")
+
+    cached_cases = [
+        _block_case("d2s", "blocks_first", "channels_first", 16, 2, np.float32, CACHED),
+        _block_case("s2d", "blocks_first", "channels_first", 16, 2, np.float32, CACHED),
+        _block_case("s2d", "blocks_first", "channels_last", 3, 2, np.uint8, CACHED),
+        Case("tile float32 (1, 4)", np.ones((256, 256), np.float32),
+             lambda x, **kw: fb.tile(x, (1, 4), **kw)),
+    ]
+    print("\n3. Cache-resident (1 MiB): out=/copy (target <= 1.5)")
+    for label, out_ratio, _, copy_time in _ratio_rows(cached_cases, rounds=9):
+        print(f"  {label:52} {out_ratio:5.2f} {_mark(out_ratio <= 1.5)}")
+
+    tiny = np.ones((1, 8, 4, 4), np.float32)
+    tiny_out = fb.depth_to_space(tiny, 2)
+    t = interleaved_medians({
+        "fastblock": lambda: fb.depth_to_space(tiny, 2),
+        "fastblock out=": lambda: fb.depth_to_space(tiny, 2, out=tiny_out),
+        "numpy": lambda: depth_to_space_ref(tiny, 2),
+    }, rounds=9, min_seconds=5e-3)
+    print("\n4. Per call, [1, 8, 4, 4] float32 depth_to_space (target <= 2 us, below NumPy)")
+    print(f"  fastblock {t['fastblock'] * 1e6:.2f} us, with out= {t['fastblock out='] * 1e6:.2f} us, "
+          f"NumPy {t['numpy'] * 1e6:.2f} us: {_mark(t['fastblock'] <= 2e-6 and t['fastblock'] < t['numpy'])}")
+
+    print("\n5. Strided input / contiguous input, same case (target <= 1.3)")
+    base = np.ones((8, 32, 256, 256), np.float32)
+    stepped = np.ones((8, 32, 256, 512), np.float32)[..., ::2]
+    fortran = np.asfortranarray(base)
+    out = fb.space_to_depth(base, 2)
+    for label, view in (("stepped view [..., ::2]", stepped), ("Fortran order", fortran)):
+        t = interleaved_medians({
+            "contiguous": lambda: fb.space_to_depth(base, 2, out=out),
+            "strided": lambda: fb.space_to_depth(view, 2, out=out),
+        }, rounds=7)
+        ratio = t["strided"] / t["contiguous"]
+        print(f"  s2d bs=2 float32 64 MiB, {label:28} {ratio:5.2f} {_mark(ratio <= 1.3)}")
+
+    print("\n6. Peak memory / result size (target 1.00)")
+    for label, run in (("space_to_depth 64 MiB", lambda: fb.space_to_depth(base, 2)),
+                       ("depth_to_space, Fortran input", lambda: fb.depth_to_space(fortran, 2)),
+                       ("tile (1, 8)", lambda: fb.tile(base[:1], (1, 8)))):
+        tracemalloc.start()
+        result = run()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        print(f"  {label:40} {peak / result.nbytes:5.2f} {_mark(peak <= result.nbytes * 1.01)}")
+        del result

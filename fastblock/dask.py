@@ -1,0 +1,481 @@
+"""fastblock on Dask arrays: ``space_to_depth``, ``depth_to_space`` and ``tile``.
+
+Install with ``pip install fastblock[dask]``. Importing :mod:`fastblock` never
+imports Dask; this module does.
+
+Each function takes a :class:`dask.array.Array` (anything else goes through
+:func:`dask.array.asarray`) and returns a lazy :class:`dask.array.Array` whose
+blocks are computed by fastblock's kernels, with the same arguments, errors
+(raised when the graph is built) and results as the NumPy functions of the
+same name. The output's chunks are derived from the input's, and the input is
+rechunked only along the axes where a block could not otherwise be computed
+on its own:
+
+==================  ======================  ==========================================
+axis                space_to_depth          depth_to_space
+==================  ======================  ==========================================
+batch (N)           any chunks, kept        any chunks, kept
+spatial (D1..DK)    multiples of bs;        any chunks; output chunk = chunk * bs
+                    output chunk = chunk/bs
+channel, DCR /      one chunk (the whole    one chunk (the whole axis)
+blocks_first        axis)
+channel, CRD /      any chunks;             multiples of M = bs**K;
+depth_first         output chunk = chunk*M  output chunk = chunk / M
+NCHW_VECT_C lane    one chunk (size 4)      one chunk (size 4)
+==================  ======================  ==========================================
+
+For ``"NCHW_VECT_C"`` (``[N, C/4, H, W, 4]``) the channel rows apply to the
+group axis (axis 1) counted in groups of 4 channels. With ``block_size == 1``
+every chunking is kept. An axis that breaks its rule is rechunked to the
+nearest aligned boundaries (each chunk boundary rounded to the nearest allowed
+multiple), a blocks_first channel axis to a single chunk; an axis that already
+follows its rule is left alone, so aligned input gives a graph with no
+rechunk step at all.
+
+Each block runs with ``num_threads=1`` unless the caller passes
+``num_threads``: Dask already runs one block per worker thread, and OpenMP
+threads inside every block would oversubscribe the cores.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import dask
+import dask.array as da
+import numpy as np
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
+from dask.utils import parse_bytes
+
+from . import _api
+from ._api import _check_repeats
+from ._validate import (
+    check_block_size,
+    check_data_format,
+    check_mode,
+    check_result_size,
+    check_thread_count,
+)
+
+__all__ = ["space_to_depth", "depth_to_space", "tile", "space_to_depth_chunks",
+           "depth_to_space_chunks"]
+
+# Threads per block inside Dask unless the caller says otherwise.
+DEFAULT_BLOCK_THREADS = 1
+
+# Canonical names, as the public functions accept them.
+BLOCKS_FIRST = "blocks_first"
+DEPTH_FIRST = "depth_first"
+CHANNELS_FIRST = "channels_first"
+CHANNELS_LAST = "channels_last"
+NCHW_VECT_C = "NCHW_VECT_C"
+VECT_C_GROUP = 4  # NCHW_VECT_C: [N, C/4, H, W, 4]
+
+_LAYOUT_NAMES = {
+    "channels_first": CHANNELS_FIRST, "ncw": CHANNELS_FIRST, "nchw": CHANNELS_FIRST,
+    "ncdhw": CHANNELS_FIRST, "channels_last": CHANNELS_LAST, "nwc": CHANNELS_LAST,
+    "nhwc": CHANNELS_LAST, "ndhwc": CHANNELS_LAST, "nchw_vect_c": NCHW_VECT_C,
+}
+
+
+def _layout(data_format, ndim: int) -> str:
+    """Check ``data_format`` against the rank as fastblock does; its canonical name."""
+    check_data_format(data_format, ndim)
+    return _LAYOUT_NAMES[data_format.lower()]
+
+
+def _mode(mode) -> str:
+    check_mode(mode)
+    return BLOCKS_FIRST if mode.lower() in ("blocks_first", "dcr") else DEPTH_FIRST
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+
+def _as_dask(x) -> da.Array:
+    return x if isinstance(x, da.Array) else da.asarray(x)
+
+
+def _check_no_out(out) -> None:
+    if out is not None:
+        raise TypeError("out is not supported for Dask arrays (the result is lazy); "
+                        "compute the result or use dask.array.store to write it somewhere")
+
+
+def _block_threads(num_threads) -> int:
+    if num_threads is None:
+        return DEFAULT_BLOCK_THREADS
+    return check_thread_count(num_threads, "num_threads")
+
+
+def _meta(ndim: int, dtype: np.dtype) -> np.ndarray:
+    return np.empty((0,) * ndim, dtype=dtype)
+
+
+def _known(chunks: Sequence[float], what: str) -> None:
+    if any(isinstance(c, float) and math.isnan(c) for c in chunks):
+        raise ValueError(f"the {what} needs known chunk sizes; call x.compute_chunk_sizes() first")
+
+
+def _known_extents(chunks) -> tuple:
+    """Axis lengths from chunks, leaving out axes of unknown length."""
+    sizes = (sum(c) for c in chunks)
+    return tuple(int(s) for s in sizes if not math.isnan(s))
+
+
+def _aligned(chunks: tuple, multiple: int) -> tuple:
+    """``chunks`` if every chunk is a multiple of ``multiple``, else the
+    nearest chunking whose boundaries are multiples (each interior boundary
+    rounded to the nearest one; chunks that vanish are dropped). The total
+    must already be a multiple."""
+    if all(c % multiple == 0 for c in chunks):
+        return tuple(chunks)
+    total = sum(chunks)
+    bounds = [0]
+    edge = 0
+    for c in chunks[:-1]:
+        edge += c
+        rounded = (edge + multiple // 2) // multiple * multiple
+        if bounds[-1] < rounded < total:
+            bounds.append(rounded)
+    bounds.append(total)
+    return tuple(b - a for a, b in zip(bounds, bounds[1:]))
+
+
+class _Axes:
+    """Where the batch, channel, spatial and lane axes lie in a layout."""
+
+    def __init__(self, layout: str, ndim: int):
+        self.batch = 0
+        if layout == CHANNELS_FIRST:
+            self.channel, self.spatial, self.lane = 1, tuple(range(2, ndim)), None
+        elif layout == CHANNELS_LAST:
+            self.channel, self.spatial, self.lane = ndim - 1, tuple(range(1, ndim - 1)), None
+        else:  # NCHW_VECT_C: [N, C/4, H, W, 4]; the channel axis counts groups
+            self.channel, self.spatial, self.lane = 1, (2, 3), 4
+
+
+def _block_arguments(x, block_size, mode, data_format):
+    x = _as_dask(x)
+    layout = _layout(data_format, x.ndim)
+    bs = check_block_size(block_size)
+    mode = _mode(mode)
+    if layout == NCHW_VECT_C and x.shape[4] != VECT_C_GROUP:
+        raise ValueError(f"an NCHW_VECT_C input has shape [N, C/4, H, W, 4]; "
+                         f"got last axis {x.shape[4]}, expected 4")
+    return x, bs, mode, layout, _Axes(layout, x.ndim)
+
+
+def _channel_count(x: da.Array, layout: str, axes: _Axes) -> int:
+    groups = x.shape[axes.channel]
+    return groups * VECT_C_GROUP if layout == NCHW_VECT_C else groups
+
+
+def _rechunk_where_needed(x: da.Array, wanted: dict) -> da.Array:
+    changes = {axis: chunks for axis, chunks in wanted.items() if tuple(chunks) != x.chunks[axis]}
+    return x.rechunk(changes) if changes else x
+
+
+def _space_to_depth_block(block, block_size, mode, layout, num_threads):
+    return _api.space_to_depth(block, block_size, mode, layout, num_threads=num_threads)
+
+
+def _depth_to_space_block(block, block_size, mode, layout, num_threads):
+    return _api.depth_to_space(block, block_size, mode, layout, num_threads=num_threads)
+
+
+def _tile_block(block, counts, num_threads, block_id=None):
+    reps = tuple(per_axis[i] for per_axis, i in zip(counts, block_id))
+    return _api.tile(block, reps, num_threads=num_threads)
+
+
+# --------------------------------------------------------------------------
+# chunk plans (public so that callers can see what a call will do)
+# --------------------------------------------------------------------------
+
+def space_to_depth_chunks(chunks, block_size, mode="blocks_first",
+                          data_format="channels_first"):
+    """The ``(input_chunks, output_chunks)`` :func:`space_to_depth` uses for
+    an input of chunks ``chunks``; ``input_chunks == chunks`` when no rechunk
+    is needed."""
+    chunks = tuple(tuple(c) for c in chunks)
+    layout = _layout(data_format, len(chunks))
+    bs = check_block_size(block_size)
+    mode = _mode(mode)
+    return _space_to_depth_plan(chunks, bs, mode, layout, _Axes(layout, len(chunks)))
+
+
+def depth_to_space_chunks(chunks, block_size, mode="blocks_first",
+                          data_format="channels_first"):
+    """The ``(input_chunks, output_chunks)`` :func:`depth_to_space` uses for
+    an input of chunks ``chunks``; ``input_chunks == chunks`` when no rechunk
+    is needed."""
+    chunks = tuple(tuple(c) for c in chunks)
+    layout = _layout(data_format, len(chunks))
+    bs = check_block_size(block_size)
+    mode = _mode(mode)
+    return _depth_to_space_plan(chunks, bs, mode, layout, _Axes(layout, len(chunks)))
+
+
+def _space_to_depth_plan(chunks, bs, mode, layout, axes):
+    blocks = bs ** len(axes.spatial)
+    src = list(chunks)
+    for axis in axes.spatial:
+        _known(chunks[axis], "spatial axes")
+        src[axis] = _aligned(chunks[axis], bs)
+    _known(chunks[axes.channel], "channel axis")
+    if mode == BLOCKS_FIRST and blocks > 1:
+        src[axes.channel] = (sum(chunks[axes.channel]),)
+    if axes.lane is not None:
+        src[axes.lane] = (sum(chunks[axes.lane]),)
+    dst = list(src)
+    for axis in axes.spatial:
+        dst[axis] = tuple(c // bs for c in src[axis])
+    dst[axes.channel] = tuple(c * blocks for c in src[axes.channel])
+    return tuple(src), tuple(dst)
+
+
+def _depth_to_space_plan(chunks, bs, mode, layout, axes):
+    blocks = bs ** len(axes.spatial)
+    src = list(chunks)
+    _known(chunks[axes.channel], "channel axis")
+    if mode == BLOCKS_FIRST and blocks > 1:
+        src[axes.channel] = (sum(chunks[axes.channel]),)
+    else:
+        # depth_first: channel (or group) c_depth = c * M + B, so a chunk
+        # boundary must fall on a multiple of M to split whole result channels
+        # (whole result groups of 4 for NCHW_VECT_C).
+        src[axes.channel] = _aligned(chunks[axes.channel], blocks)
+    if axes.lane is not None:
+        src[axes.lane] = (sum(chunks[axes.lane]),)
+    dst = list(src)
+    for axis in axes.spatial:
+        dst[axis] = tuple(c * bs for c in src[axis])
+    dst[axes.channel] = tuple(c // blocks for c in src[axes.channel])
+    return tuple(src), tuple(dst)
+
+
+# --------------------------------------------------------------------------
+# the operators
+# --------------------------------------------------------------------------
+
+def space_to_depth(x, block_size: int, mode: str = "blocks_first",
+                   data_format: str = "channels_first", *, out=None,
+                   num_threads: Optional[int] = None) -> da.Array:
+    """:func:`fastblock.space_to_depth` on a Dask array, block by block.
+
+    Same arguments, checks and results as the NumPy function; the result is a
+    lazy :class:`dask.array.Array` of ``x``'s dtype.
+
+    Chunks (bs = ``block_size``, K spatial axes, M = bs**K):
+
+    - batch axis: kept as it is.
+    - spatial axes: each chunk must be a multiple of bs; an axis where one is
+      not is rechunked to the nearest multiples of bs. Output chunk =
+      chunk / bs.
+    - channel axis, ``"depth_first"`` (CRD): any chunking, kept; output chunk
+      = chunk * M (channel ``c`` goes to ``c*M .. c*M + M-1``).
+    - channel axis, ``"blocks_first"`` (DCR, the default): result channel
+      ``B*C + c`` mixes every input channel into every block offset, so **the
+      channel axis is rechunked to a single chunk** (unless bs == 1); output
+      chunk = C * M.
+    - ``"NCHW_VECT_C"``: the same rules on the group axis (axis 1, in groups
+      of 4 channels); the lane axis (size 4) is kept whole.
+
+    Parameters
+    ----------
+    x : dask.array.Array
+        Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
+    block_size, mode, data_format
+        As for :func:`fastblock.space_to_depth`.
+    out : None
+        Not supported on Dask arrays (TypeError); present for the signature.
+    num_threads : int, optional
+        fastblock threads per block (default 1).
+
+    Examples
+    --------
+    >>> import dask.array as da, fastblock.dask as fbd
+    >>> x = da.arange(2 * 3 * 8 * 8).reshape(2, 3, 8, 8).rechunk((1, 1, 4, 4))
+    >>> y = fbd.space_to_depth(x, 2, mode="depth_first")
+    >>> y.chunks
+    ((1, 1), (4, 4, 4), (2, 2), (2, 2))
+    """
+    _check_no_out(out)
+    x, bs, mode, layout, axes = _block_arguments(x, block_size, mode, data_format)
+    threads = _block_threads(num_threads)
+    for number, axis in enumerate(axes.spatial):
+        size = x.shape[axis]
+        if not math.isnan(size) and size % bs:
+            raise ValueError(f"block_size {bs} must divide every spatial size; "
+                             f"spatial axis {number} has size {size}")
+    src, dst = _space_to_depth_plan(x.chunks, bs, mode, layout, axes)
+    check_result_size(_known_extents(dst), x.dtype)
+    x = _rechunk_where_needed(x, dict(enumerate(src)))
+    name = "space_to_depth-" + tokenize(x, bs, mode, layout, threads)
+    return x.map_blocks(_space_to_depth_block, bs, mode, layout, threads,
+                        name=name, chunks=dst, dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
+
+
+def depth_to_space(x, block_size: int, mode: str = "blocks_first",
+                   data_format: str = "channels_first", *, out=None,
+                   num_threads: Optional[int] = None) -> da.Array:
+    """:func:`fastblock.depth_to_space` on a Dask array, block by block.
+
+    Same arguments, checks and results as the NumPy function; the result is a
+    lazy :class:`dask.array.Array` of ``x``'s dtype.
+
+    Chunks (bs = ``block_size``, K spatial axes, M = bs**K):
+
+    - batch axis: kept as it is.
+    - spatial axes: any chunking, kept; output chunk = chunk * bs.
+    - channel axis, ``"depth_first"`` (CRD): each chunk must be a multiple of
+      M (channels ``c*M .. c*M + M-1`` make result channel ``c``); an axis
+      where one is not is rechunked to the nearest multiples of M. Output
+      chunk = chunk / M.
+    - channel axis, ``"blocks_first"`` (DCR, the default): **the channel
+      axis is rechunked to a single chunk** (unless bs == 1); output chunk =
+      C / M.
+    - ``"NCHW_VECT_C"``: the same rules on the group axis (axis 1, counted in
+      groups of 4): depth_first group chunks must be multiples of M so that
+      each maps to whole result groups; the lane axis (size 4) is kept whole.
+
+    Parameters
+    ----------
+    x : dask.array.Array
+        Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
+    block_size, mode, data_format
+        As for :func:`fastblock.depth_to_space`.
+    out : None
+        Not supported on Dask arrays (TypeError); present for the signature.
+    num_threads : int, optional
+        fastblock threads per block (default 1).
+
+    Examples
+    --------
+    >>> import dask.array as da, fastblock.dask as fbd
+    >>> x = da.zeros((2, 8, 4, 4), chunks=(1, 4, 2, 4))
+    >>> fbd.depth_to_space(x, 2, mode="depth_first").chunks
+    ((1, 1), (1, 1), (4, 4), (8,))
+    """
+    _check_no_out(out)
+    x, bs, mode, layout, axes = _block_arguments(x, block_size, mode, data_format)
+    threads = _block_threads(num_threads)
+    blocks = bs ** len(axes.spatial)
+    _known(x.chunks[axes.channel], "channel axis")
+    channels = _channel_count(x, layout, axes)
+    if channels % blocks:
+        raise ValueError(f"block_size**{len(axes.spatial)} = {blocks} must divide the channel "
+                         f"count; x has {channels} channels")
+    if layout == NCHW_VECT_C and (channels // blocks) % VECT_C_GROUP:
+        raise ValueError(f"NCHW_VECT_C needs a result channel count that is a multiple of 4; "
+                         f"{channels} channels / {blocks} gives {channels // blocks}")
+    src, dst = _depth_to_space_plan(x.chunks, bs, mode, layout, axes)
+    check_result_size(_known_extents(dst), x.dtype)
+    x = _rechunk_where_needed(x, dict(enumerate(src)))
+    name = "depth_to_space-" + tokenize(x, bs, mode, layout, threads)
+    return x.map_blocks(_depth_to_space_block, bs, mode, layout, threads,
+                        name=name, chunks=dst, dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
+
+
+def _tile_axis_plan(chunks: tuple, count: int, fold: int):
+    """Blocks of one output axis as (input block index, repeats inside it)."""
+    if count == 1:
+        return [(j, 1) for j in range(len(chunks))]
+    if len(chunks) > 1 or fold <= 1:
+        # Several input blocks (or a block already large): reference each
+        # input block ``count`` times, nothing is copied.
+        return [(j, 1) for _ in range(count) for j in range(len(chunks))]
+    full, rest = divmod(count, fold)
+    return [(0, fold)] * full + ([(0, rest)] if rest else [])
+
+
+def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array:
+    """:func:`fastblock.tile` (``numpy.tile``) on a Dask array, by blocks.
+
+    Same arguments, checks and results as the NumPy function; the result is a
+    lazy :class:`dask.array.Array` of ``x``'s dtype.
+
+    The plan works on whole blocks, axis by axis:
+
+    - an axis repeated once keeps its chunks;
+    - an axis of several chunks repeated r times has those chunks r times
+      over, each output block a reference to an input block (no copy);
+    - an axis held in one chunk has its repeats folded into blocks by
+      fastblock's ``tile`` kernel, as many repeats per block as keep a block
+      within Dask's ``array.chunk-size`` (the last block takes the
+      remainder);
+    - a repeat of 0 gives an empty axis, a longer ``repeats`` new leading
+      axes of size 1 (as in ``numpy.tile``).
+
+    Parameters
+    ----------
+    x : dask.array.Array
+        Any rank (array-likes go through :func:`dask.array.asarray`).
+    repeats : int, sequence of int, or 1-D integer array
+        As for :func:`fastblock.tile`.
+    out : None
+        Not supported on Dask arrays (TypeError); present for the signature.
+    num_threads : int, optional
+        fastblock threads per block (default 1).
+
+    Examples
+    --------
+    >>> import dask.array as da, fastblock.dask as fbd
+    >>> x = da.arange(6, chunks=3).reshape(2, 3)
+    >>> fbd.tile(x, (1, 2)).compute()
+    array([[0, 1, 2, 0, 1, 2],
+           [3, 4, 5, 3, 4, 5]])
+    """
+    _check_no_out(out)
+    x = _as_dask(x)
+    reps = _check_repeats(repeats)
+    threads = _block_threads(num_threads)
+    if len(reps) < x.ndim:
+        reps = (1,) * (x.ndim - len(reps)) + reps
+    lead = len(reps) - x.ndim
+    if lead:
+        x = x[(None,) * lead + (Ellipsis,)]
+    out_shape = tuple(r * s for r, s in zip(reps, x.shape))
+    check_result_size(_known_extents([(s,) for s in out_shape]), x.dtype)
+    if 0 in reps:
+        x = x[tuple(slice(0, 0) if r == 0 else slice(None) for r in reps)]
+        reps = tuple(max(r, 1) for r in reps)
+
+    # Fold repeats into blocks up to the chunk-size budget, innermost axis first.
+    budget = parse_bytes(dask.config.get("array.chunk-size"))
+    block_bytes = max(x.dtype.itemsize, 1)
+    for chunks in x.chunks:
+        block_bytes *= max((c for c in chunks if not math.isnan(c)), default=1)
+    plans = [None] * x.ndim
+    for axis in reversed(range(x.ndim)):
+        chunks = x.chunks[axis]
+        if any(math.isnan(c) for c in chunks):
+            fold = 1
+        elif block_bytes == 0:
+            fold = reps[axis]
+        else:
+            fold = max(1, min(reps[axis], budget // block_bytes))
+        plans[axis] = _tile_axis_plan(chunks, reps[axis], fold)
+        if len(chunks) == 1:
+            block_bytes *= max(p[1] for p in plans[axis])
+
+    # One layer of block references, then the kernel where repeats were folded.
+    sources = [[j for j, _ in plan] for plan in plans]
+    if any(src != list(range(n)) for src, n in zip(sources, x.numblocks)):
+        name = "tile-blocks-" + tokenize(x, sources)
+        graph = {}
+        for index in np.ndindex(*(len(s) for s in sources)):
+            graph[(name,) + index] = (x.name,) + tuple(s[i] for s, i in zip(sources, index))
+        chunks = tuple(tuple(x.chunks[a][j] for j in src) for a, src in enumerate(sources))
+        layer = HighLevelGraph.from_collections(name, graph, dependencies=[x])
+        x = da.Array(layer, name, chunks, meta=x)
+    counts = tuple(tuple(k for _, k in plan) for plan in plans)
+    if all(k == 1 for per_axis in counts for k in per_axis):
+        return x
+    out_chunks = tuple(tuple(c * k for c, k in zip(x.chunks[a], counts[a])) for a in range(x.ndim))
+    name = "tile-" + tokenize(x, counts, threads)
+    return x.map_blocks(_tile_block, counts, threads, name=name, chunks=out_chunks,
+                        dtype=x.dtype, meta=_meta(x.ndim, x.dtype))

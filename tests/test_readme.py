@@ -13,9 +13,10 @@ def _python_blocks():
 
 
 def _stated_shapes(block):
-    """(expression, shape) for each line ending in ``# (a, b, ...)``."""
+    """(expression, shape) for each top-level line ``expr.shape  # (a, b, ...)``
+    (indented lines sit in code that does not run here)."""
     for line in block.splitlines():
-        match = re.match(r"^(?P<expr>[^#=]+?)\s*#\s*(?P<shape>\([\d, ]+\))", line)
+        match = re.match(r"^(?P<expr>[^\s#=][^#=]*?)\s*#\s*(?P<shape>\([\d, ]+\))", line)
         if match and ".shape" in match["expr"]:
             yield match["expr"].strip(), eval(match["shape"])
 

@@ -1,0 +1,1 @@
+"""asv benchmarks of fastblock: one module per operator, shared pieces in ``common``."""

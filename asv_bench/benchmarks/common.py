@@ -1,0 +1,575 @@
+"""Shared pieces of the fastblock asv suite: parameter grids, cached inputs,
+NumPy's own way, and the timing behind the derived ``track_*`` figures.
+
+Nothing here is a benchmark: asv only collects the classes of the
+``bench_*`` modules (the base classes below start with ``_`` so that asv's
+discovery passes over them here).
+
+Every figure is about one *case*: an operator, its arguments and an input.
+
+- ``time_*``      seconds per call as a user makes it (a fresh result array).
+- ``track_gbps``  result bytes written per second, in GB/s (10**9 bytes),
+                  into a preallocated, already-written ``out``.
+- ``track_vs_copy``  the call's time over the *copy ceiling*: ``np.copyto``
+                  of the result's byte count between two preallocated,
+                  already-written arrays, on one thread, timed in the same
+                  process and interleaved with the call (medians). 1.00 is a
+                  one-thread memory copy; lower is better, and below 1 is
+                  possible with several threads (or for Tile, whose input is
+                  small and stays in cache).
+- ``peakmem_*``   the process's peak resident memory (input included).
+- ``track_alloc_*``  bytes the call allocates at its peak (NumPy reports to
+                  ``tracemalloc``) over the result's bytes: 1.00 means the
+                  call allocates its result and nothing else.
+
+Environment switches (read when asv collects the benchmarks, and in each
+benchmark process; asv passes its own environment on to both):
+
+- ``FASTBLOCK_ASV_FULL=1``  the full grid, every operator x mode x layout x
+  rank x block size x item size x size x threads (hours); default: a grid
+  that covers every axis but not their full product (minutes).
+- ``FASTBLOCK_ASV_QUICK=1``  one timed call inside the ``track_*``
+  benchmarks instead of medians of 7; for smoke runs (``asv run --quick``,
+  as in CI), whose figures only show that every benchmark runs.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+import tracemalloc
+
+import numpy as np
+
+import fastblock as fb
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "no", "false", "off")
+
+
+FULL = _flag("FASTBLOCK_ASV_FULL")
+QUICK = _flag("FASTBLOCK_ASV_QUICK")
+
+
+def grid(default, full):
+    """A parameter list: ``full`` under FASTBLOCK_ASV_FULL, else ``default``."""
+    return list(full if FULL else default)
+
+
+# ---------------------------------------------------------------------------
+# Parameter values
+
+MODES = ["blocks_first", "depth_first"]
+LAYOUTS = ["channels_first", "channels_last", "NCHW_VECT_C"]
+# Logical rank: 4 is [N, C, H, W] (NCHW_VECT_C: [N, C/4, H, W, 4]), 5 is
+# [N, C, D, H, W]. NCHW_VECT_C has no 5-D form.
+RANKS = [4, 5]
+BLOCK_SIZES = [2, 4]
+# Item sizes 1, 2, 4, 8 bytes; a 20-byte unicode string (an item width that
+# is not a power of two); object arrays of Python str (the reference-keeping
+# fallback).
+DTYPES = ["uint8", "uint16", "float32", "float64", "U5", "object"]
+# tiny: per-call overhead ([1, 16, 4, 4], 256 items); 512KiB: input and
+# result together stay in a 1 MiB L2 (and above fastblock's 256 KiB
+# threshold for threads); 64MiB: far beyond any cache.
+SIZES = ["tiny", "512KiB", "64MiB"]
+# 1, or every core this process may run on.
+THREADS = [1, "all"]
+# Tile: which axes are repeated ("outer": the first, "inner": the last,
+# "all": every axis), and how many times.
+TILE_PATTERNS = ["outer", "inner", "all"]
+TILE_FACTORS = [2, 4]
+
+TINY_ITEMS = 256
+SIZE_BYTES = {"512KiB": 512 * 1024, "64MiB": 64 * 1024 * 1024}
+# Logical channel count of the space-side array (a multiple of 4, so every
+# layout, NCHW_VECT_C included, takes the same logical shape).
+CHANNELS = 16
+VECT_C_LANES = 4
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def thread_count(threads) -> int:
+    return usable_cores() if threads == "all" else int(threads)
+
+
+# ---------------------------------------------------------------------------
+# Shapes and cached inputs
+
+def item_size(dtype: str) -> int:
+    return np.dtype(dtype).itemsize
+
+
+def _sides(n_items: int, n_sides: int, multiple: int) -> list[int]:
+    """``n_sides`` extents, each a multiple of ``multiple`` (at least one such),
+    about equal, whose product is close to ``n_items`` (never above it by
+    more than the rounding of one side)."""
+    side = max(multiple, round(n_items ** (1.0 / n_sides) / multiple) * multiple)
+    sides = [side] * (n_sides - 1)
+    last = n_items // max(1, side ** (n_sides - 1))
+    sides.append(max(multiple, last // multiple * multiple))
+    return sides
+
+
+def space_logical_shape(rank: int, dtype: str, size: str) -> tuple[int, ...]:
+    """[N, C, D1, ..., DK] of the space-side array: N = 1, C = 16, spatial
+    extents multiples of 4 (so block sizes 2 and 4 divide them)."""
+    n_spatial = rank - 2
+    if size == "tiny":
+        return (1, CHANNELS) + (4,) * n_spatial
+    n_items = SIZE_BYTES[size] // item_size(dtype)
+    return (1, CHANNELS) + tuple(_sides(n_items // CHANNELS, n_spatial, 4))
+
+
+def physical_shape(logical: tuple[int, ...], layout: str) -> tuple[int, ...]:
+    n, c, *spatial = logical
+    if layout == "channels_first":
+        return (n, c, *spatial)
+    if layout == "channels_last":
+        return (n, *spatial, c)
+    return (n, c // VECT_C_LANES, *spatial, VECT_C_LANES)
+
+
+def depth_logical_shape(space: tuple[int, ...], block_size: int) -> tuple[int, ...]:
+    n, c, *spatial = space
+    return (n, c * block_size ** len(spatial)) + tuple(s // block_size for s in spatial)
+
+
+def tile_repeats(rank: int, pattern: str, factor: int) -> tuple[int, ...]:
+    if pattern == "outer":
+        return (factor,) + (1,) * (rank - 1)
+    if pattern == "inner":
+        return (1,) * (rank - 1) + (factor,)
+    return (factor,) * rank
+
+
+def tile_input_shape(rank: int, repeats: tuple[int, ...], dtype: str, size: str) -> tuple[int, ...]:
+    """[1, C, ...] whose tiled result has about the size's bytes (tiny: 256 items)."""
+    if size == "tiny":
+        out_items = TINY_ITEMS
+    else:
+        out_items = SIZE_BYTES[size] // item_size(dtype)
+    n_items = max(1, out_items // math.prod(repeats))
+    channels = max(1, min(CHANNELS, n_items))
+    return (1, channels) + tuple(_sides(n_items // channels, rank - 2, 1))
+
+
+# 251 distinct values (a prime period, so a misplaced block shows).
+_PERIOD = 251
+
+
+@functools.lru_cache(maxsize=None)
+def _pool(dtype: str) -> np.ndarray:
+    if dtype == "object":
+        return np.array([f"s{i:04d}" for i in range(_PERIOD)], dtype=object)
+    if np.dtype(dtype).kind == "U":
+        return np.array([f"s{i:04d}" for i in range(_PERIOD)], dtype=dtype)
+    return np.arange(_PERIOD).astype(dtype)
+
+
+def fill_periodic(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """A new C-contiguous array of ``shape`` holding 251 distinct values in
+    turn, filled by doubling copies (fast for every dtype, object included)."""
+    flat = np.empty(math.prod(shape), dtype=dtype)
+    pool = _pool(dtype)
+    head = min(flat.size, pool.size)
+    flat[:head] = pool[:head]
+    filled = head
+    while filled < flat.size:
+        step = min(filled, flat.size - filled)
+        flat[filled:filled + step] = flat[:step]
+        filled += step
+    return flat.reshape(shape)
+
+
+@functools.lru_cache(maxsize=4)
+def cached_input(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """The input of a case, made once per process (asv re-runs ``setup``
+    before every timed sample) and read-only, so no benchmark can change it."""
+    x = fill_periodic(shape, dtype)
+    x.flags.writeable = False
+    return x
+
+
+# ---------------------------------------------------------------------------
+# The SPEC's formulas in plain NumPy, copied from fastblock/_reference.py
+# (the tests' reference) so that this suite also runs against commits that
+# predate that module. Used only to check fastblock's results.
+
+def _to_channels_first(x, data_format):
+    if data_format == "channels_last":
+        return np.moveaxis(x, -1, 1)
+    if data_format == "NCHW_VECT_C":
+        n, groups, h, w, lanes = x.shape
+        return np.moveaxis(x, 4, 2).reshape(n, groups * lanes, h, w)
+    return x
+
+
+def _from_channels_first(y, data_format):
+    if data_format == "channels_last":
+        return np.moveaxis(y, 1, -1)
+    if data_format == "NCHW_VECT_C":
+        n, c, h, w = y.shape
+        return np.moveaxis(y.reshape(n, c // 4, 4, h, w), 2, 4)
+    return y
+
+
+def space_to_depth_ref(x, bs, mode="blocks_first", data_format="channels_first"):
+    x = _to_channels_first(np.asarray(x), data_format)
+    n, c, *spatial = x.shape
+    k = len(spatial)
+    split = [n, c]
+    for d in spatial:
+        split += [d // bs, bs]
+    xr = x.reshape(split)
+    offsets = [3 + 2 * i for i in range(k)]
+    positions = [2 + 2 * i for i in range(k)]
+    if mode in ("blocks_first", "DCR", "dcr"):
+        order = [0] + offsets + [1] + positions
+    else:
+        order = [0, 1] + offsets + positions
+    y = xr.transpose(order).reshape([n, c * bs ** k] + [d // bs for d in spatial])
+    return np.ascontiguousarray(_from_channels_first(y, data_format))
+
+
+def depth_to_space_ref(x, bs, mode="blocks_first", data_format="channels_first"):
+    x = _to_channels_first(np.asarray(x), data_format)
+    n, c, *spatial = x.shape
+    k = len(spatial)
+    cout = c // bs ** k
+    if mode in ("blocks_first", "DCR", "dcr"):
+        xr = x.reshape([n] + [bs] * k + [cout] + spatial)
+        order = [0, k + 1]
+        for i in range(k):
+            order += [k + 2 + i, 1 + i]
+    else:
+        xr = x.reshape([n, cout] + [bs] * k + spatial)
+        order = [0, 1]
+        for i in range(k):
+            order += [k + 2 + i, 2 + i]
+    y = xr.transpose(order).reshape([n, cout] + [d * bs for d in spatial])
+    return np.ascontiguousarray(_from_channels_first(y, data_format))
+
+
+# ---------------------------------------------------------------------------
+# NumPy's own way, as a NumPy user writes it at its best: split the axes with
+# reshape (views), transpose (a view), and copy once. The formulas above go
+# through channels_first and copy a second time for channels_last and
+# NCHW_VECT_C; timing them would flatter fastblock by a whole extra copy.
+
+def _channels_to_front(layout: str, ndim: int) -> tuple[int, ...]:
+    """Axis order that brings the channel axis (axes) right after N."""
+    if layout == "channels_last":
+        return (0, ndim - 1) + tuple(range(1, ndim - 1))
+    if layout == "NCHW_VECT_C":
+        return (0, 1, 4, 2, 3)  # [N, C/4, H, W, 4] -> [N, C/4, 4, H, W]
+    return tuple(range(ndim))
+
+
+class BlockRecipe:
+    """NumPy's way for one SpaceToDepth/DepthToSpace case, worked out once
+    from the shapes, so that a call is only reshape/transpose/copy.
+
+    Both arrays are seen as views over the same named axes: the space array
+    as ``[n, c.., d1, b1, ..., dK, bK]`` (NCHW_VECT_C's channel is two axes,
+    group and lane), the depth array as ``[n, <channel axes>, d1, ..., dK]``
+    whose channel axes are the block offsets and the space channel axes in
+    the order ``mode`` gives them. ``order`` turns the first into the second.
+    """
+
+    def __init__(self, space_shape, depth_shape, layout: str, bs: int, mode: str):
+        self.space_front = _channels_to_front(layout, len(space_shape))
+        self.depth_front = _channels_to_front(layout, len(depth_shape))
+        space = [space_shape[a] for a in self.space_front]
+        depth = [depth_shape[a] for a in self.depth_front]
+        n_channel_axes = 2 if layout == "NCHW_VECT_C" else 1
+        lead = 1 + n_channel_axes
+        channels = list(zip(["c", "lane"], space[1:lead]))
+        self.space_split = list(space[:lead])
+        space_names = ["n"] + [name for name, _ in channels]
+        for k, extent in enumerate(space[lead:]):
+            self.space_split += [extent // bs, bs]
+            space_names += [f"d{k}", f"b{k}"]
+        spatial = depth[lead:]
+        blocks = [(f"b{k}", bs) for k in range(len(spatial))]
+        parts = blocks + channels if mode == "blocks_first" else channels + blocks
+        self.depth_split = [depth[0]] + [extent for _, extent in parts] + list(spatial)
+        depth_names = ["n"] + [name for name, _ in parts] + [f"d{k}" for k in range(len(spatial))]
+        self.order = [space_names.index(name) for name in depth_names]
+
+    def space_view(self, a):
+        return a.transpose(self.space_front).reshape(self.space_split).transpose(self.order)
+
+    def depth_view(self, a):
+        return a.transpose(self.depth_front).reshape(self.depth_split)
+
+    def check_views(self, space: np.ndarray, depth: np.ndarray) -> None:
+        """The reshapes must be views (a copy would write nowhere)."""
+        for view, base in ((self.space_view(space), space), (self.depth_view(depth), depth)):
+            if view.size and not np.may_share_memory(view, base):
+                raise AssertionError(f"reshape of {base.shape} copied")
+
+    def space_to_depth(self, x, out):
+        """x: the space array; one strided copy (``np.copyto``) into ``out``."""
+        np.copyto(self.depth_view(out), self.space_view(x))
+        return out
+
+    def depth_to_space(self, x, out):
+        np.copyto(self.space_view(out), self.depth_view(x))
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Cases
+
+class Case:
+    """One benchmarked call: ``fastblock(out=None)`` and ``numpy(out=None)``
+    return the result (into ``out`` when given); ``result_shape`` and
+    ``dtype`` describe it."""
+
+    def __init__(self, x, result_shape, fastblock_call, numpy_call, reference, numpy_has_out=True):
+        self.x = x
+        self.result_shape = tuple(result_shape)
+        self.dtype = x.dtype
+        self.result_nbytes = math.prod(self.result_shape) * x.dtype.itemsize
+        self._fastblock = fastblock_call
+        self._numpy = numpy_call
+        self._reference = reference
+        self.numpy_has_out = numpy_has_out
+
+    def new_result(self):
+        return np.empty(self.result_shape, dtype=self.dtype)
+
+    def fastblock(self, out=None):
+        return self._fastblock(self.x, out)
+
+    def numpy(self, out=None):
+        if not self.numpy_has_out:  # np.tile: always a new array
+            return self._numpy(self.x, None)
+        return self._numpy(self.x, self.new_result() if out is None else out)
+
+    def check(self):
+        """Raise when fastblock's or NumPy's-way result differs from the reference."""
+        expected = self._reference(self.x)
+        for name, got in (("fastblock", self.fastblock()), ("numpy", self.numpy())):
+            if got.shape != expected.shape or got.dtype != expected.dtype \
+                    or not np.array_equal(got, expected):
+                raise AssertionError(f"{name} result differs from the reference")
+
+
+_checked = set()
+
+
+def checked(key, case: Case) -> Case:
+    """Check small cases against the reference once per process (64 MiB ones
+    would double the run time of the suite; the tests cover them)."""
+    if key not in _checked and case.result_nbytes <= 4 * SIZE_BYTES["512KiB"]:
+        case.check()
+        _checked.add(key)
+    return case
+
+
+def block_case(op: str, mode: str, layout: str, rank: int, block_size: int, dtype: str,
+               size: str, threads) -> Case:
+    """A SpaceToDepth / DepthToSpace case; NotImplementedError for the
+    combinations that do not exist (asv then shows them as skipped)."""
+    if layout == "NCHW_VECT_C" and rank != 4:
+        raise NotImplementedError("NCHW_VECT_C is 4-D only ([N, C/4, H, W, 4])")
+    space = space_logical_shape(rank, dtype, size)
+    depth = depth_logical_shape(space, block_size)
+    space_shape = physical_shape(space, layout)
+    depth_shape = physical_shape(depth, layout)
+    n_threads = thread_count(threads)
+    recipe = BlockRecipe(space_shape, depth_shape, layout, block_size, mode)
+    if op == "space_to_depth":
+        x = cached_input(space_shape, dtype)
+        recipe.check_views(x, np.empty(depth_shape, dtype))
+
+        def call(x, out):
+            return fb.space_to_depth(x, block_size, mode, layout, out=out, num_threads=n_threads)
+
+        case = Case(x, depth_shape, call, recipe.space_to_depth,
+                    lambda x: space_to_depth_ref(x, block_size, mode, layout))
+    else:
+        x = cached_input(depth_shape, dtype)
+        recipe.check_views(np.empty(space_shape, dtype), x)
+
+        def call(x, out):
+            return fb.depth_to_space(x, block_size, mode, layout, out=out, num_threads=n_threads)
+
+        case = Case(x, space_shape, call, recipe.depth_to_space,
+                    lambda x: depth_to_space_ref(x, block_size, mode, layout))
+    return checked((op, mode, layout, rank, block_size, dtype, size, threads), case)
+
+
+def tile_case(rank: int, pattern: str, factor: int, dtype: str, size: str, threads) -> Case:
+    repeats = tile_repeats(rank, pattern, factor)
+    shape = tile_input_shape(rank, repeats, dtype, size)
+    x = cached_input(shape, dtype)
+    n_threads = thread_count(threads)
+    result_shape = tuple(s * r for s, r in zip(shape, repeats))
+
+    def call(x, out):
+        return fb.tile(x, repeats, out=out, num_threads=n_threads)
+
+    case = Case(x, result_shape, call, lambda x, out: np.tile(x, repeats),
+                lambda x: np.tile(x, repeats), numpy_has_out=False)
+    return checked(("tile", rank, pattern, factor, dtype, size, threads), case)
+
+
+# ---------------------------------------------------------------------------
+# Timing for the derived figures
+
+def interleaved_medians(functions, rounds=None, min_seconds=2e-3):
+    """Median seconds per call of each function, run round-robin.
+
+    Each function is called once first (pages touched, caches and the
+    thread team warm); a call shorter than ``min_seconds`` is repeated in a
+    loop and averaged, so microsecond calls are not lost in the timer's
+    resolution. Interleaving makes machine noise hit every function alike.
+    Under FASTBLOCK_ASV_QUICK each function is called and timed once, with
+    no warm-up: a smoke run only checks that the figure can be computed.
+    """
+    if QUICK and rounds is None:
+        return {name: _seconds_once(fn) for name, fn in functions.items()}
+    if rounds is None:
+        rounds = 7
+    loops = {}
+    for name, fn in functions.items():
+        start = time.perf_counter()
+        fn()
+        once = time.perf_counter() - start
+        if once < min_seconds:
+            start = time.perf_counter()
+            fn()
+            once = max(time.perf_counter() - start, 1e-9)
+        loops[name] = max(1, min(100_000, int(min_seconds / once)))
+    samples = {name: [] for name in functions}
+    for _ in range(rounds):
+        for name, fn in functions.items():
+            count = loops[name]
+            start = time.perf_counter()
+            for _ in range(count):
+                fn()
+            samples[name].append((time.perf_counter() - start) / count)
+    return {name: float(np.median(times)) for name, times in samples.items()}
+
+
+def _seconds_once(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return max(time.perf_counter() - start, 1e-9)
+
+
+def copy_ceiling(nbytes: int):
+    """np.copyto of ``nbytes`` between two preallocated, already-written arrays."""
+    src = np.ones(nbytes, dtype=np.uint8)
+    dst = np.ones(nbytes, dtype=np.uint8)  # np.zeros would leave its pages unmapped
+    return lambda: np.copyto(dst, src)
+
+
+def call_and_copy_seconds(call, nbytes: int):
+    """(seconds per ``call()``, seconds per copy of ``nbytes``), interleaved."""
+    times = interleaved_medians({"call": call, "copy": copy_ceiling(nbytes)})
+    return times["call"], times["copy"]
+
+
+def allocated_over_result(call, result_nbytes: int) -> float:
+    """Peak bytes allocated during ``call()`` over ``result_nbytes``."""
+    tracemalloc.start()
+    try:
+        result = call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del result
+    return peak / max(1, result_nbytes)
+
+
+# ---------------------------------------------------------------------------
+# Base classes: a benchmark class sets ``params``/``param_names`` and
+# ``make_case(*params)``. Names start with ``_`` so asv does not collect them
+# from this module; it collects their methods in the subclasses.
+
+class _FastblockBench:
+    """fastblock's call: time, GB/s and time over the copy ceiling."""
+
+    timeout = 300.0
+
+    def make_case(self, *params) -> Case:
+        raise NotImplementedError
+
+    def setup(self, *params):
+        self.case = self.make_case(*params)
+        self.out = None
+
+    def time_call(self, *params):
+        """A call as users make it: a fresh result array each time."""
+        self.case.fastblock()
+
+    def _into_out(self):
+        if self.out is None:
+            self.out = self.case.new_result()
+        out = self.out
+        return lambda: self.case.fastblock(out)
+
+    def track_gbps(self, *params):
+        seconds, _ = call_and_copy_seconds(self._into_out(), self.case.result_nbytes)
+        return self.case.result_nbytes / seconds / 1e9
+
+    track_gbps.unit = "GB/s"
+
+    def track_vs_copy(self, *params):
+        seconds, copy_seconds = call_and_copy_seconds(self._into_out(), self.case.result_nbytes)
+        return seconds / copy_seconds
+
+    track_vs_copy.unit = "time / copy time"
+
+
+class _NumpyBench(_FastblockBench):
+    """NumPy's own way for the same cases (one thread: no ``threads`` param)."""
+
+    def time_call(self, *params):
+        self.case.numpy()
+
+    def _into_out(self):
+        if self.out is None and self.case.numpy_has_out:
+            self.out = self.case.new_result()
+        out = self.out
+        return lambda: self.case.numpy(out)
+
+
+class _MemoryBench:
+    """Peak memory and allocations of one call, fastblock and NumPy's way."""
+
+    timeout = 300.0
+
+    def make_case(self, *params) -> Case:
+        raise NotImplementedError
+
+    def setup(self, *params):
+        self.case = self.make_case(*params)
+
+    def peakmem_fastblock(self, *params):
+        self.case.fastblock()
+
+    def peakmem_numpy(self, *params):
+        self.case.numpy()
+
+    def track_alloc_fastblock(self, *params):
+        return allocated_over_result(self.case.fastblock, self.case.result_nbytes)
+
+    track_alloc_fastblock.unit = "allocated / result bytes"
+
+    def track_alloc_numpy(self, *params):
+        return allocated_over_result(self.case.numpy, self.case.result_nbytes)
+
+    track_alloc_numpy.unit = "allocated / result bytes"

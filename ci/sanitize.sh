@@ -64,9 +64,11 @@ else
       --exclude='fastblock/*.c' -cf - . | tar -C "$tree" -xf -
 fi
 
-if ! "$python" -c "import Cython, setuptools, numpy" 2>/dev/null; then
+# The build requirements of pyproject.toml (the SPDX license string needs
+# setuptools >= 77).
+if ! "$python" -c "import Cython, numpy, setuptools, sys; v = int(setuptools.__version__.split('.')[0]); sys.exit(v < 77)" 2>/dev/null; then
   echo "== installing the build requirements (Cython, setuptools)"
-  "$python" -m pip install -q "Cython>=3.0" "setuptools>=64"
+  "$python" -m pip install -q "Cython>=3.0" "setuptools>=77"
 fi
 
 echo "== building with -fsanitize=address,undefined"

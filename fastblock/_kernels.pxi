@@ -163,7 +163,8 @@ cdef inline bint transpose_via_buffer(char* dst, const char* src, intp n_outer, 
         t = n_outer; n_outer = n_inner; n_inner = t
         t = dst_outer; dst_outer = dst_inner; dst_inner = t
         t = src_outer; src_outer = src_inner; src_inner = t
-    if not (src_outer == width and dst_inner == width) or n_outer < 2 or n_inner < 2:
+    # Small blocks gain nothing from staging: their lines stay in L1 anyway.
+    if not (src_outer == width and dst_inner == width) or n_outer < 8 or n_inner < 8:
         return False
     if n_outer * n_inner * width > TRANSPOSE_BUFFER_BYTES:
         return False

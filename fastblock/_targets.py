@@ -109,7 +109,7 @@ def _mark(ok: bool) -> str:
 def report() -> None:
     print(f"Targets (threads: {fb.get_num_threads()}); ratios of medians, interleaved runs")
     large = _ratio_rows(_large_cases(), rounds=5)
-    print(f"\n1-2. Large (64 MiB results): out=/copy (target <= 0.65), new/x.copy() (target <= 1.0)")
+    print("\n1-2. Large (64 MiB results): out=/copy (target <= 0.65), new/x.copy() (target <= 1.0)")
     for label, out_ratio, new_ratio, _ in large:
         print(f"  {label:52} {out_ratio:5.2f} {_mark(out_ratio <= 0.65):8} "
               f"{new_ratio:5.2f} {_mark(new_ratio <= 1.0)}")

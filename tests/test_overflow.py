@@ -6,7 +6,6 @@ The inputs are stride-0 broadcast views (a few bytes of memory standing for
 allocates more than a few bytes; ``tracemalloc`` (which sees NumPy's data
 allocations) checks that no attempt got through, and the process survives.
 """
-import math
 import tracemalloc
 
 import numpy as np

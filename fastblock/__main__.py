@@ -7,8 +7,12 @@
    preallocated arrays), as GB/s and ratios.
 
 Runs in well under a minute on 2 cores. ``--quick`` skips the 64 MiB cases;
-``--full`` then measures every speed target (``fastblock._targets``) and the
-transpose comparison (``fastblock._bench_transpose``), several minutes.
+``--full`` then measures every speed target (``fastblock._targets``), the
+transpose comparison (``fastblock._bench_transpose``) and the peer comparison,
+several minutes. ``--peers`` runs only the peer comparison
+(``fastblock._bench_peers``): ONNX Runtime, OpenVINO, PyTorch and TensorFlow,
+those installed, on the same cases, their results checked equal to fastblock's
+before timing; about a minute.
 """
 from __future__ import annotations
 
@@ -167,11 +171,17 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the 64 MiB speed cases")
     parser.add_argument("--full", action="store_true",
-                        help="also measure every speed target and the transpose comparison")
+                        help="also measure every speed target, the transpose and the peer comparisons")
+    parser.add_argument("--peers", action="store_true",
+                        help="only the comparison with ONNX Runtime, OpenVINO, PyTorch and TensorFlow")
     args = parser.parse_args(argv)
     from fastblock import _engine
     print(f"fastblock {fb.__version__}: numpy {np.__version__}, "
           f"{fb.get_num_threads()} threads, OpenMP {'on' if _engine.HAVE_OPENMP else 'off'}")
+    if args.peers:
+        from fastblock import _bench_peers
+        _bench_peers.report()
+        return 0
     print("Self-check against NumPy's reshape/transpose/copy and np.tile ...")
     failures = self_check()
     if failures:
@@ -181,11 +191,13 @@ def main(argv=None) -> int:
     print("Speed (medians of interleaved runs):")
     speed_report(quick=args.quick)
     if args.full:
-        from fastblock import _bench_transpose, _targets
+        from fastblock import _bench_peers, _bench_transpose, _targets
         print()
         _targets.report()
         print()
         _bench_transpose.report()
+        print()
+        _bench_peers.report()
     return 0
 
 

@@ -55,6 +55,8 @@ cdef enum:
     MAX_AXES = 64
     # Two tile counters are added to the loop axes.
     MAX_LOOP = MAX_AXES + 2
+    # Items in one gathered destination run (its offsets stay in L1).
+    GATHER_MAX = 512
     # Axes a copy may be described with, extent-1 axes included (a Tile of
     # a 64-D array has 128).
     MAX_INPUT_AXES = 2 * MAX_AXES + 4
@@ -69,6 +71,11 @@ cdef intp TILE_BYTES = 16 * 1024
 cdef intp PARALLEL_MIN_BYTES = 256 * 1024
 # Chunks per thread: a little slack for uneven chunks.
 cdef intp CHUNKS_PER_THREAD = 4
+# A kernel block below this many bytes pays more for its call and dispatch
+# than for its items: the plan then gathers whole destination runs instead.
+cdef intp SMALL_BLOCK_BYTES = 1024
+# Lanes this long or longer keep the vectorised lane kernel even in a small block.
+cdef intp LANES_MIN_RUN = 32
 
 
 cdef struct Plan:
@@ -82,6 +89,11 @@ cdef struct Plan:
     intp tile_a, tile_b
     intp src_a, src_b, dst_a, dst_b
     intp total_bytes
+    # Gather mode (gather_len > 0): the kernel writes rows of gather_len
+    # contiguous destination items, item j read at gather[j] bytes past the
+    # row's source position; the b axis is unused (extent 1).
+    intp gather_len
+    intp gather[GATHER_MAX]
 
 
 cdef inline intp iabs(intp v) noexcept nogil:
@@ -104,6 +116,64 @@ cdef intp transpose_tile_edge(intp width) noexcept nogil:
     return edge
 
 
+cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
+                     intp block_items, int* row_axis) noexcept nogil:
+    """Set up gather mode if it gives longer kernel rows than ``block_items``.
+
+    The gathered run is the innermost destination axes over which the
+    destination is contiguous, as many whole axes as fit in GATHER_MAX items,
+    then a divisor of the next contiguous axis (which is split in two). The
+    offsets of the run's items in the source go into ``p.gather``. The
+    kernel's rows step along the remaining axis with the smallest source
+    step (``row_axis``), so rows that read the same source lines run back to
+    back. Returns the first of the run's axes, or -1 when gather mode does
+    not pay: the block kernel is as good for a single strided axis, and for
+    blocks not much smaller."""
+    cdef int m = n_axes[0], k = m - 1, first, i, row = -1
+    cdef intp run = 1, part = 1, rows = 1, j, rest, offset, step, best_step = 0
+    while k >= 0 and ds[k] == p.width * run and run * ext[k] <= GATHER_MAX:
+        run *= ext[k]
+        k -= 1
+    if k >= 0 and ds[k] == p.width * run:
+        # Split the next contiguous axis by its largest divisor that fits.
+        part = GATHER_MAX // run
+        while ext[k] % part != 0:
+            part -= 1
+    # One strided axis is what the block kernel does already.
+    if m - 1 - k < 2 and part == 1:
+        return -1
+    for i in range(k + 1):
+        step = iabs(ss[i] * part) if i == k else iabs(ss[i])
+        if row < 0 or step < best_step:
+            row = i
+            best_step = step
+    if row >= 0:
+        rows = imin(ext[row] // part if row == k else ext[row],
+                    imax(1, BLOCK_BYTES // (run * part * p.width)))
+    # The gathered block (rows of the run) must be much larger than the block.
+    if rows * run * part < 4 * block_items:
+        return -1
+    if part > 1:
+        for i in range(m, k + 1, -1):
+            ext[i] = ext[i - 1]; ss[i] = ss[i - 1]; ds[i] = ds[i - 1]
+        ext[k + 1] = part; ss[k + 1] = ss[k]; ds[k + 1] = ds[k]
+        ext[k] = ext[k] // part; ss[k] = ss[k] * part; ds[k] = ds[k] * part
+        m += 1
+        run *= part
+        n_axes[0] = m
+    first = k + 1
+    for j in range(run):
+        rest = j
+        offset = 0
+        for i in range(m - 1, first - 1, -1):
+            offset += (rest % ext[i]) * ss[i]
+            rest //= ext[i]
+        p.gather[j] = offset
+    p.gather_len = run
+    row_axis[0] = row
+    return first
+
+
 cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,
                     const intp* dst_strides, intp itemsize,
                     char** src, char** dst) except -1:
@@ -114,8 +184,9 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp ext[MAX_AXES]
     cdef intp ss[MAX_AXES]
     cdef intp ds[MAX_AXES]
-    cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge
-    cdef int m = 0, i, k, a_axis, b_axis, j_axis
+    cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge, block_rows, block_items
+    cdef LaneShape lanes
+    cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel
 
     total = itemsize
     for i in range(ndim):
@@ -191,7 +262,25 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         p.tile_b = imin(ext[b_axis], imax(1, BLOCK_BYTES // p.width))
         p.tile_a = imax(1, BLOCK_BYTES // (p.tile_b * p.width))
 
-    p.n_b = ext[b_axis]; p.src_b = ss[b_axis]; p.dst_b = ds[b_axis]
+    # Tiny blocks (depth_first with channels last: bs x C items) are run as
+    # gathered destination runs instead, unless they are (de-)interleaved
+    # lanes long enough for the block kernel's vector loop.
+    first_kernel = b_axis
+    p.gather_len = 0
+    block_rows = imin(p.tile_a, ext[a_axis]) if a_axis >= 0 else 1
+    block_items = block_rows * p.tile_b
+    lanes.n = 0
+    lanes_of(block_rows, p.tile_b, ds[a_axis] if a_axis >= 0 else 0, ds[b_axis],
+             ss[a_axis] if a_axis >= 0 else 0, ss[b_axis], p.width, &lanes)
+    if block_items * p.width < SMALL_BLOCK_BYTES and lanes.n < LANES_MIN_RUN:
+        k = plan_gather(p, &m, ext, ss, ds, block_items, &a_axis)
+        if k >= 0:
+            first_kernel = k
+    if p.gather_len:
+        p.n_b = 1; p.src_b = 0; p.dst_b = 0; p.tile_b = 1
+        p.tile_a = imax(1, BLOCK_BYTES // (p.gather_len * p.width))
+    else:
+        p.n_b = ext[b_axis]; p.src_b = ss[b_axis]; p.dst_b = ds[b_axis]
     if a_axis >= 0:
         p.n_a = ext[a_axis]; p.src_a = ss[a_axis]; p.dst_a = ds[a_axis]
     else:
@@ -199,8 +288,8 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.tile_a = imin(p.tile_a, p.n_a)
 
     p.n_loop = 0
-    for i in range(m):
-        if i != a_axis and i != b_axis:
+    for i in range(first_kernel):
+        if i != a_axis:
             p.extent[p.n_loop] = ext[i]
             p.src_step[p.n_loop] = ss[i]
             p.dst_step[p.n_loop] = ds[i]
@@ -235,7 +324,10 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     for it in range(start, stop):
         size_a = imin(p.tile_a, p.n_a - idx[n - 2] * p.tile_a)
         size_b = imin(p.tile_b, p.n_b - idx[n - 1] * p.tile_b)
-        copy_block(dst, src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
+        if p.gather_len:
+            gather_rows(dst, src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
+        else:
+            copy_block(dst, src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -320,6 +412,35 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
         dst_offsets[i] = dst_offset
     copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
                dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads)
+
+
+def describe(extents, src_strides, dst_strides, intp itemsize):
+    """The plan the engine would run for a copy (see :func:`copy`), as a dict:
+    ``kernel`` ("gather" or "block"), ``width`` (bytes per folded item), the
+    kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile)
+    and ``loop`` (the outer loop's extents). For tests and tuning."""
+    cdef Plan plan
+    cdef intp ext[MAX_INPUT_AXES]
+    cdef intp ss[MAX_INPUT_AXES]
+    cdef intp ds[MAX_INPUT_AXES]
+    cdef char* src = NULL
+    cdef char* dst = NULL
+    cdef int ndim = len(extents), i
+    if ndim > MAX_INPUT_AXES or len(src_strides) != ndim or len(dst_strides) != ndim:
+        raise ValueError("fastblock: extents and strides differ in length or are too many")
+    for i in range(ndim):
+        ext[i] = extents[i]
+        ss[i] = src_strides[i]
+        ds[i] = dst_strides[i]
+    if not build_plan(&plan, ndim, ext, ss, ds, itemsize, &src, &dst):
+        return None
+    return {
+        "kernel": "gather" if plan.gather_len else "block",
+        "width": plan.width,
+        "rows": plan.tile_a,
+        "row_items": plan.gather_len if plan.gather_len else plan.tile_b,
+        "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
+    }
 
 
 cdef cvarray_intp(intp n):

@@ -108,26 +108,47 @@ cdef inline void lanes_block(item_t* width_tag, char* dst, const char* src, intp
         lanes_run(width_tag, dst, src, n, 4, lane_step, interleave)
 
 
+cdef struct LaneShape:
+    intp lanes, n, lane_step
+    bint interleave
+
+
+cdef inline intp lanes_of(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
+                          intp src_outer, intp src_inner, intp width,
+                          LaneShape* shape) noexcept nogil:
+    """The lane count (2 to 4) if the block is a (de-)interleave of lanes,
+    else 0; ``shape`` (if not NULL) gets its form. One axis (the lanes)
+    steps one item on one side; the other steps ``lanes`` items on that side
+    and one item on the other."""
+    cdef LaneShape found
+    if width > 16 or (width & (width - 1)) != 0:
+        return 0
+    if 2 <= n_outer <= 4 and dst_outer == width and dst_inner == n_outer * width and src_inner == width:
+        found.lanes = n_outer; found.n = n_inner; found.lane_step = src_outer; found.interleave = True
+    elif 2 <= n_inner <= 4 and dst_inner == width and dst_outer == n_inner * width and src_outer == width:
+        found.lanes = n_inner; found.n = n_outer; found.lane_step = src_inner; found.interleave = True
+    elif 2 <= n_outer <= 4 and src_outer == width and src_inner == n_outer * width and dst_inner == width:
+        found.lanes = n_outer; found.n = n_inner; found.lane_step = dst_outer; found.interleave = False
+    elif 2 <= n_inner <= 4 and src_inner == width and src_outer == n_inner * width and dst_outer == width:
+        found.lanes = n_inner; found.n = n_outer; found.lane_step = dst_inner; found.interleave = False
+    else:
+        return 0
+    if shape != NULL:
+        shape[0] = found
+    return found.lanes
+
+
 cdef inline bint copy_lanes(char* dst, const char* src, intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner, intp src_outer, intp src_inner,
                             intp width) noexcept nogil:
     """Run the block as an (de-)interleave of 2 to 4 lanes if it is one; return
-    whether it was. One axis (the lanes) steps one item on one side; the other
-    steps ``lanes`` items on that side and one item on the other."""
+    whether it was."""
+    cdef LaneShape shape
     cdef intp lanes, n, lane_step
     cdef bint interleave
-    if width > 16 or (width & (width - 1)) != 0:
+    if not lanes_of(n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width, &shape):
         return False
-    if 2 <= n_outer <= 4 and dst_outer == width and dst_inner == n_outer * width and src_inner == width:
-        lanes = n_outer; n = n_inner; lane_step = src_outer; interleave = True
-    elif 2 <= n_inner <= 4 and dst_inner == width and dst_outer == n_inner * width and src_outer == width:
-        lanes = n_inner; n = n_outer; lane_step = src_inner; interleave = True
-    elif 2 <= n_outer <= 4 and src_outer == width and src_inner == n_outer * width and dst_inner == width:
-        lanes = n_outer; n = n_inner; lane_step = dst_outer; interleave = False
-    elif 2 <= n_inner <= 4 and src_inner == width and src_outer == n_inner * width and dst_outer == width:
-        lanes = n_inner; n = n_outer; lane_step = dst_inner; interleave = False
-    else:
-        return False
+    lanes = shape.lanes; n = shape.n; lane_step = shape.lane_step; interleave = shape.interleave
     if width == 1:
         lanes_block(<uint8_t*>NULL, dst, src, n, lanes, lane_step, interleave)
     elif width == 2:
@@ -265,3 +286,54 @@ cdef inline void copy_strided_block(char* dst, const char* src,
         copy_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width - 16)
     else:
         copy_wide_items(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width)
+
+
+cdef inline void gather_items(item_t* width_tag, char* dst, const char* src, intp n_rows,
+                              intp dst_row, intp src_row, const intp* offsets, intp n,
+                              intp tail) noexcept nogil:
+    """Fill ``n_rows`` destination rows of ``n`` contiguous items, item ``j``
+    of a row read ``offsets[j]`` bytes past the row's source position; items
+    of ``sizeof(item_t)`` bytes, or ``tail`` more (two overlapping copies)."""
+    cdef intp i, j
+    cdef intp width = sizeof(item_t) + tail
+    cdef char* d
+    cdef const char* s
+    for i in range(n_rows):
+        d = dst + i * dst_row
+        s = src + i * src_row
+        if tail != 0:
+            for j in range(n):
+                memcpy(d + j * width, s + offsets[j], sizeof(item_t))
+                memcpy(d + j * width + tail, s + offsets[j] + tail, sizeof(item_t))
+        else:
+            for j in range(n):
+                memcpy(d + j * width, s + offsets[j], sizeof(item_t))
+
+
+cdef inline void gather_rows(char* dst, const char* src, intp n_rows, intp dst_row,
+                             intp src_row, const intp* offsets, intp n, intp width) noexcept nogil:
+    """Rows of ``n`` contiguous destination items gathered through ``offsets``
+    (the plan's gather mode), with the item loop chosen by ``width``."""
+    cdef intp i, j
+    if width == 1:
+        gather_items(<uint8_t*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, 0)
+    elif width == 2:
+        gather_items(<uint16_t*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, 0)
+    elif width < 4:
+        gather_items(<uint16_t*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, width - 2)
+    elif width == 4:
+        gather_items(<uint32_t*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, 0)
+    elif width < 8:
+        gather_items(<uint32_t*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, width - 4)
+    elif width == 8:
+        gather_items(<uint64_t*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, 0)
+    elif width < 16:
+        gather_items(<uint64_t*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, width - 8)
+    elif width == 16:
+        gather_items(<fb_item16*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, 0)
+    elif width < 32:
+        gather_items(<fb_item16*>NULL, dst, src, n_rows, dst_row, src_row, offsets, n, width - 16)
+    else:
+        for i in range(n_rows):
+            for j in range(n):
+                memcpy(dst + i * dst_row + j * width, src + i * src_row + offsets[j], <size_t>width)

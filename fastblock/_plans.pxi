@@ -118,9 +118,38 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         extent[n] = groups; space_step[n] = s.channel_stride; depth_step[n] = d.channel_stride; n += 1
         extent[n] = VECT_C_GROUP; space_step[n] = s.lane_stride; depth_step[n] = d.lane_stride; n += 1
         per_block = d.channel_stride * groups
+    elif bs == 2 or bs % VECT_C_GROUP == 0:
+        # c_depth = (4*g + r)*M + B with 4 | M: depth group g*M + r*M/4 + B // 4,
+        # lane B % 4, and both split B's digits (b1, b2) into whole axes.
+        groups = channels // VECT_C_GROUP
+        extent[n] = groups; space_step[n] = s.channel_stride; depth_step[n] = d.channel_stride * blocks
+        n += 1
+        extent[n] = VECT_C_GROUP; space_step[n] = s.lane_stride
+        depth_step[n] = d.channel_stride * (blocks // VECT_C_GROUP)
+        n += 1
+        if bs == 2:
+            # B = 2*b1 + b2 < 4 is the lane.
+            extent[n] = 2; space_step[n] = s.spatial_stride[0]; depth_step[n] = 2 * d.lane_stride
+            n += 1
+            extent[n] = 2; space_step[n] = s.spatial_stride[1]; depth_step[n] = d.lane_stride
+            n += 1
+        else:
+            # B = bs*b1 + b2: group (bs/4)*b1 + b2 // 4, lane b2 % 4.
+            extent[n] = bs; space_step[n] = s.spatial_stride[0]
+            depth_step[n] = (bs // VECT_C_GROUP) * d.channel_stride
+            n += 1
+            extent[n] = bs // VECT_C_GROUP; space_step[n] = VECT_C_GROUP * s.spatial_stride[1]
+            depth_step[n] = d.channel_stride
+            n += 1
+            extent[n] = VECT_C_GROUP; space_step[n] = s.spatial_stride[1]; depth_step[n] = d.lane_stride
+            n += 1
+        _run_block_copy(space, depth, n, extent, space_step, depth_step, 1,
+                        &zero, &zero, to_depth, num_threads)
+        return
     else:
         # c_depth = (4*g + r)*M + B = 4*g*M + (r*M + B): a group step of M
-        # groups, and each (r, B) pair is one part of the copy at fixed offsets.
+        # groups, and each (r, B) pair is one part of the copy at fixed offsets
+        # (M odd, or bs = 2 mod 4: no split of B into group and lane digits).
         groups = channels // VECT_C_GROUP
         extent[n] = groups; space_step[n] = s.channel_stride; depth_step[n] = d.channel_stride * blocks
         n += 1

@@ -78,6 +78,21 @@ cdef intp SMALL_BLOCK_BYTES = 1024
 cdef intp LANES_MIN_RUN = 32
 
 
+cdef inline intp iabs(intp v) noexcept nogil:
+    return -v if v < 0 else v
+
+
+cdef inline intp imin(intp a, intp b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline intp imax(intp a, intp b) noexcept nogil:
+    return a if a > b else b
+
+
+include "_shuffle.pxi"
+
+
 cdef struct Plan:
     int n_loop                  # loop axes, outermost first; the last two are tile counters
     intp extent[MAX_LOOP]
@@ -94,18 +109,7 @@ cdef struct Plan:
     # row's source position; the b axis is unused (extent 1).
     intp gather_len
     intp gather[GATHER_MAX]
-
-
-cdef inline intp iabs(intp v) noexcept nogil:
-    return -v if v < 0 else v
-
-
-cdef inline intp imin(intp a, intp b) noexcept nogil:
-    return a if a < b else b
-
-
-cdef inline intp imax(intp a, intp b) noexcept nogil:
-    return a if a > b else b
+    ShuffleProgram shuffle      # the gathered run by byte shuffles, if any
 
 
 cdef intp transpose_tile_edge(intp width) noexcept nogil:
@@ -117,7 +121,7 @@ cdef intp transpose_tile_edge(intp width) noexcept nogil:
 
 
 cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
-                     intp block_items, int* row_axis) noexcept nogil:
+                     intp block_items, bint need_shuffle, int* row_axis) noexcept nogil:
     """Set up gather mode if it gives longer kernel rows than ``block_items``.
 
     The gathered run is the innermost destination axes over which the
@@ -128,8 +132,9 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     step (``row_axis``), so rows that read the same source lines run back to
     back. Returns the first of the run's axes, or -1 when gather mode does
     not pay: the block kernel is as good for a single strided axis, and for
-    blocks not much smaller."""
-    cdef int m = n_axes[0], k = m - 1, first, i, row = -1
+    blocks not much smaller, and ``need_shuffle`` asks for a run that byte
+    shuffles can build."""
+    cdef int m = n_axes[0], k = m - 1, i, row = -1
     cdef intp run = 1, part = 1, rows = 1, j, rest, offset, step, best_step = 0
     while k >= 0 and ds[k] == p.width * run and run * ext[k] <= GATHER_MAX:
         run *= ext[k]
@@ -153,25 +158,27 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     # The gathered block (rows of the run) must be much larger than the block.
     if rows * run * part < 4 * block_items:
         return -1
+    # The run's source offsets: item j is (j // inner, j % inner) over the
+    # split part of axis k and the whole axes after it.
+    for j in range(run * part):
+        rest = j % run
+        offset = (j // run) * ss[k] if part > 1 else 0
+        for i in range(m - 1, k, -1):
+            offset += (rest % ext[i]) * ss[i]
+            rest //= ext[i]
+        p.gather[j] = offset
+    plan_shuffle(&p.shuffle, p.gather, run * part, p.width)
+    if need_shuffle and p.shuffle.n_pieces == 0:
+        return -1
     if part > 1:
         for i in range(m, k + 1, -1):
             ext[i] = ext[i - 1]; ss[i] = ss[i - 1]; ds[i] = ds[i - 1]
         ext[k + 1] = part; ss[k + 1] = ss[k]; ds[k + 1] = ds[k]
         ext[k] = ext[k] // part; ss[k] = ss[k] * part; ds[k] = ds[k] * part
-        m += 1
-        run *= part
-        n_axes[0] = m
-    first = k + 1
-    for j in range(run):
-        rest = j
-        offset = 0
-        for i in range(m - 1, first - 1, -1):
-            offset += (rest % ext[i]) * ss[i]
-            rest //= ext[i]
-        p.gather[j] = offset
-    p.gather_len = run
+        n_axes[0] = m + 1
+    p.gather_len = run * part
     row_axis[0] = row
-    return first
+    return k + 1
 
 
 cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,
@@ -186,6 +193,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp ds[MAX_AXES]
     cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge, block_rows, block_items
     cdef LaneShape lanes
+    cdef bint shuffle_lanes
     cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel
 
     total = itemsize
@@ -270,10 +278,12 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     block_rows = imin(p.tile_a, ext[a_axis]) if a_axis >= 0 else 1
     block_items = block_rows * p.tile_b
     lanes.n = 0
-    lanes_of(block_rows, p.tile_b, ds[a_axis] if a_axis >= 0 else 0, ds[b_axis],
-             ss[a_axis] if a_axis >= 0 else 0, ss[b_axis], p.width, &lanes)
-    if block_items * p.width < SMALL_BLOCK_BYTES and lanes.n < LANES_MIN_RUN:
-        k = plan_gather(p, &m, ext, ss, ds, block_items, &a_axis)
+    lanes.lanes = lanes_of(block_rows, p.tile_b, ds[a_axis] if a_axis >= 0 else 0, ds[b_axis],
+                           ss[a_axis] if a_axis >= 0 else 0, ss[b_axis], p.width, &lanes)
+    # Three lanes of bytes do not vectorise in C; byte shuffles do them.
+    shuffle_lanes = shuffle_enabled and lanes.lanes == 3 and p.width <= 2
+    if (block_items * p.width < SMALL_BLOCK_BYTES and lanes.n < LANES_MIN_RUN) or shuffle_lanes:
+        k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes, &a_axis)
         if k >= 0:
             first_kernel = k
     if p.gather_len:
@@ -324,7 +334,9 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     for it in range(start, stop):
         size_a = imin(p.tile_a, p.n_a - idx[n - 2] * p.tile_a)
         size_b = imin(p.tile_b, p.n_b - idx[n - 1] * p.tile_b)
-        if p.gather_len:
+        if p.gather_len and p.shuffle.n_pieces:
+            shuffle_rows(&p.shuffle, dst, src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
+        elif p.gather_len:
             gather_rows(dst, src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
         else:
             copy_block(dst, src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
@@ -417,7 +429,8 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
 def describe(extents, src_strides, dst_strides, intp itemsize):
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
     ``kernel`` ("gather" or "block"), ``width`` (bytes per folded item), the
-    kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile)
+    kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile),
+    ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles)
     and ``loop`` (the outer loop's extents). For tests and tuning."""
     cdef Plan plan
     cdef intp ext[MAX_INPUT_AXES]
@@ -439,6 +452,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize):
         "width": plan.width,
         "rows": plan.tile_a,
         "row_items": plan.gather_len if plan.gather_len else plan.tile_b,
+        "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
     }
 

@@ -4,7 +4,8 @@
 The engine picks its kernel from the axes it is given: row ``memcpy``,
 (de-)interleaved lanes, staged transposes, strided items, and gathered
 destination runs for copies whose natural blocks are tiny (the
-depth_first channels_last plans). The public-API tests reach these paths
+depth_first channels_last plans) or that are three lanes of bytes, built
+by byte shuffles where the CPU has them (every test runs with and without). The public-API tests reach these paths
 by chance; here every path is reached by construction, for item widths
 that are powers of two, odd widths (overlapping copies) and wide items,
 with negative source steps, on one thread and on several.
@@ -16,6 +17,15 @@ import pytest
 
 import fastblock as fb
 from fastblock import _engine
+
+@pytest.fixture(params=["shuffles", "item loop"], autouse=True)
+def byte_shuffles(request):
+    """Run every test with the byte shuffles (where the CPU has them) and
+    with the portable item-by-item gather."""
+    before = _engine.set_shuffles(request.param == "shuffles")
+    yield request.param == "shuffles" and _engine.shuffles_available()
+    _engine.set_shuffles(before)
+
 
 # Widths that take each item loop: 1, 2, 4, 8, 16 bytes; 3, 6, 12, 24
 # (two overlapping copies); 40 (one memcpy per item).
@@ -130,3 +140,24 @@ def test_gathered_runs_split_their_outer_axis_by_a_divisor():
 def test_large_blocks_keep_the_block_kernel():
     assert _plan((64, 48), (1, 0), 1)["kernel"] == "block"
     assert _plan((3, 50, 2), (0, 2, 1), 4)["kernel"] == "block"
+
+
+@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("shape, axes", [
+    ((8, 20, 3, 2, 2), (0, 3, 1, 4, 2)),     # depth_to_space depth_first, channels_last
+    ((8, 2, 20, 2, 3), (0, 2, 4, 1, 3)),     # space_to_depth depth_first, channels_last
+    ((4, 60, 3), (0, 2, 1)),                 # three lanes split
+    ((4, 3, 60), (0, 2, 1)),                 # three lanes interleaved
+])
+def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, byte_shuffles):
+    # The source is the tail of a buffer, so a 16-byte load past its last
+    # byte would leave the buffer (the sanitizer build reports it).
+    values = _values(shape, width)
+    buffer = np.empty(values.size + 7, values.dtype)
+    x = buffer[7:].reshape(shape)
+    x[...] = values
+    expected = np.ascontiguousarray(np.transpose(values, axes))
+    assert _same(fb.transpose(x, axes), expected)
+    view = np.transpose(x, axes)
+    plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, view.dtype).strides, width)
+    assert (plan["shuffled_pieces"] > 0) == byte_shuffles

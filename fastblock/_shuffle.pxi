@@ -1,0 +1,167 @@
+# Byte shuffles for gathered runs of 1- and 2-byte items.
+#
+# A gathered run (the plan's gather mode) reads each destination item from
+# its own source offset: one load and one store per item, which for bytes is
+# several times slower than memory. Where the CPU has a byte shuffle (x86-64
+# SSSE3 ``pshufb``, checked at run time), each 16-byte piece of the run is
+# built from at most SHUFFLE_WINDOWS unaligned 16-byte source loads, each
+# shuffled into place by a mask computed when the plan is built and OR-ed
+# together (mask bytes of 0x80 give zeros). Pieces that need more loads, and
+# the run's last partial piece, keep the item-by-item gather.
+#
+# Every 16-byte load lies between the smallest and the largest source byte
+# the run reads, so it never leaves the source array's memory.
+#
+# The package is built without -march flags; the SSSE3 function carries its
+# own target attribute and runs only if the CPU reports SSSE3. Other CPUs and
+# compilers get the portable item loop.
+
+cdef extern from *:
+    """
+    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    #include <immintrin.h>
+    #define FB_SHUFFLE_BUILT 1
+    static int fb_cpu_can_shuffle(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("ssse3");
+    }
+    __attribute__((target("ssse3")))
+    static void fb_shuffle_pieces(char *dst, const char *src, Py_ssize_t n_pieces,
+                                  const unsigned char *n_windows, const Py_ssize_t *window_offset,
+                                  const unsigned char *window_mask, int max_windows) {
+        Py_ssize_t q;
+        int w;
+        for (q = 0; q < n_pieces; q++) {
+            __m128i acc = _mm_setzero_si128();
+            const Py_ssize_t *offset = window_offset + q * max_windows;
+            const unsigned char *mask = window_mask + q * max_windows * 16;
+            for (w = 0; w < n_windows[q]; w++) {
+                __m128i bytes = _mm_loadu_si128((const __m128i *)(src + offset[w]));
+                __m128i order = _mm_loadu_si128((const __m128i *)(mask + 16 * w));
+                acc = _mm_or_si128(acc, _mm_shuffle_epi8(bytes, order));
+            }
+            _mm_storeu_si128((__m128i *)(dst + 16 * q), acc);
+        }
+    }
+    #else
+    #define FB_SHUFFLE_BUILT 0
+    static int fb_cpu_can_shuffle(void) { return 0; }
+    static void fb_shuffle_pieces(char *dst, const char *src, Py_ssize_t n_pieces,
+                                  const unsigned char *n_windows, const Py_ssize_t *window_offset,
+                                  const unsigned char *window_mask, int max_windows) {
+        (void)dst; (void)src; (void)n_pieces; (void)n_windows;
+        (void)window_offset; (void)window_mask; (void)max_windows;
+    }
+    #endif
+    """
+    int fb_cpu_can_shuffle() nogil
+    void fb_shuffle_pieces(char* dst, const char* src, intp n_pieces,
+                           const unsigned char* n_windows, const intp* window_offset,
+                           const unsigned char* window_mask, int max_windows) noexcept nogil
+
+cdef enum:
+    SHUFFLE_BYTES = 16
+    # Source loads per 16-byte piece; pieces that need more are gathered.
+    SHUFFLE_WINDOWS = 4
+    # Pieces in the longest gathered run of 1- or 2-byte items.
+    SHUFFLE_PIECES = GATHER_MAX * 2 // SHUFFLE_BYTES
+
+# Whether this process runs the byte shuffles (the CPU has them); tests
+# switch it off to check the item-by-item path gives the same bytes.
+cdef bint shuffle_enabled = fb_cpu_can_shuffle() != 0
+
+
+cdef struct ShuffleProgram:
+    intp n_pieces               # leading 16-byte pieces of the run (0: none)
+    unsigned char n_windows[SHUFFLE_PIECES]     # 0: this piece is gathered
+    intp window_offset[SHUFFLE_PIECES * SHUFFLE_WINDOWS]
+    unsigned char window_mask[SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES]
+
+
+cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
+                       intp width) noexcept nogil:
+    """Build the shuffle program of a gathered run of ``n_items`` items of
+    ``width`` bytes (1 or 2) at source ``offsets``; ``prog.n_pieces`` stays 0
+    if shuffles do not apply or do not pay."""
+    cdef intp per_piece = SHUFFLE_BYTES // width, lowest, highest, start, i, j, q
+    cdef intp useful = 0
+    cdef int w, pending_count
+    cdef bint pending[SHUFFLE_BYTES]
+    prog.n_pieces = 0
+    if not shuffle_enabled or (width != 1 and width != 2) or n_items < per_piece:
+        return
+    lowest = offsets[0]
+    highest = offsets[0]
+    for i in range(n_items):
+        lowest = imin(lowest, offsets[i])
+        highest = imax(highest, offsets[i])
+    highest += width - 1        # the last source byte read
+    if highest - lowest + 1 < SHUFFLE_BYTES:
+        return
+    for q in range(n_items // per_piece):
+        pending_count = <int>per_piece
+        for i in range(per_piece):
+            pending[i] = True
+        w = 0
+        while pending_count > 0 and w < SHUFFLE_WINDOWS:
+            # The window starts at the lowest pending item, moved back if
+            # it would end past the last source byte.
+            start = highest
+            for i in range(per_piece):
+                if pending[i]:
+                    start = imin(start, offsets[q * per_piece + i])
+            start = imin(start, highest - SHUFFLE_BYTES + 1)
+            prog.window_offset[q * SHUFFLE_WINDOWS + w] = start
+            for i in range(per_piece):
+                for j in range(width):
+                    prog.window_mask[(q * SHUFFLE_WINDOWS + w) * SHUFFLE_BYTES + i * width + j] = 0x80
+                if pending[i] and offsets[q * per_piece + i] + width <= start + SHUFFLE_BYTES:
+                    for j in range(width):
+                        prog.window_mask[(q * SHUFFLE_WINDOWS + w) * SHUFFLE_BYTES + i * width + j] = \
+                            <unsigned char>(offsets[q * per_piece + i] - start + j)
+                    pending[i] = False
+                    pending_count -= 1
+            w += 1
+        if pending_count == 0:
+            prog.n_windows[q] = <unsigned char>w
+            useful += 1
+        else:
+            prog.n_windows[q] = 0
+    # Mostly gathered pieces: not worth the branch per piece.
+    if useful * 2 >= n_items // per_piece:
+        prog.n_pieces = n_items // per_piece
+
+
+cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char* src,
+                              intp n_rows, intp dst_row, intp src_row, const intp* offsets,
+                              intp n_items, intp width) noexcept nogil:
+    """The gathered rows, 16-byte pieces by shuffles where the program has
+    them, the rest item by item."""
+    cdef intp per_piece = SHUFFLE_BYTES // width, i, q, first
+    cdef char* d
+    cdef const char* s
+    for i in range(n_rows):
+        d = dst + i * dst_row
+        s = src + i * src_row
+        fb_shuffle_pieces(d, s, prog.n_pieces, prog.n_windows, prog.window_offset,
+                          prog.window_mask, SHUFFLE_WINDOWS)
+        for q in range(prog.n_pieces):
+            if prog.n_windows[q] == 0:
+                first = q * per_piece
+                gather_rows(d + first * width, s, 1, 0, 0, offsets + first, per_piece, width)
+        first = prog.n_pieces * per_piece
+        gather_rows(d + first * width, s, 1, 0, 0, offsets + first, n_items - first, width)
+
+
+def shuffles_available():
+    """Whether this build and CPU have the byte shuffles."""
+    return fb_cpu_can_shuffle() != 0
+
+
+def set_shuffles(bint enabled):
+    """Use byte shuffles in plans built from now on, if the CPU has them;
+    return whether they were in use before. For tests and benchmarks."""
+    global shuffle_enabled
+    cdef bint before = shuffle_enabled
+    shuffle_enabled = enabled and fb_cpu_can_shuffle() != 0
+    return before

@@ -64,6 +64,8 @@ cdef enum:
 # Destination bytes one kernel call writes when the copy is not a transpose:
 # large enough to hide the loop overhead, small enough to share out.
 cdef intp BLOCK_BYTES = 32 * 1024
+# ... shared among the parts of a copy in parts, but not below this.
+cdef intp MIN_BLOCK_BYTES = 2 * 1024
 # A transpose tile holds at most this many bytes (one side), about half of L1.
 cdef intp TILE_BYTES = 16 * 1024
 # Below this many bytes a copy runs on one thread: starting a thread team
@@ -110,6 +112,11 @@ cdef struct Plan:
     intp gather_len
     intp gather[GATHER_MAX]
     ShuffleProgram shuffle      # the gathered run by byte shuffles, if any
+    # Each kernel block is copied once per part, shifted by these byte offsets.
+    intp n_parts
+    intp block_bytes            # destination bytes per kernel block, all parts together
+    const intp* src_offsets
+    const intp* dst_offsets
 
 
 cdef intp transpose_tile_edge(intp width) noexcept nogil:
@@ -154,7 +161,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
             best_step = step
     if row >= 0:
         rows = imin(ext[row] // part if row == k else ext[row],
-                    imax(1, BLOCK_BYTES // (run * part * p.width)))
+                    imax(1, p.block_bytes // (run * part * p.width)))
     # The gathered block (rows of the run) must be much larger than the block.
     if rows * run * part < 4 * block_items:
         return -1
@@ -182,7 +189,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
 
 
 cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,
-                    const intp* dst_strides, intp itemsize,
+                    const intp* dst_strides, intp itemsize, intp n_parts,
                     char** src, char** dst) except -1:
     """Fill ``p`` for the copy; return 0 when there is nothing to copy, else 1.
 
@@ -215,6 +222,8 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
             ss[m] = -ss[m]
         m += 1
     p.total_bytes = total
+    p.n_parts = n_parts
+    p.block_bytes = imax(BLOCK_BYTES // n_parts, MIN_BLOCK_BYTES)
 
     # Sort by destination step, largest first (insertion sort: m is small).
     for i in range(1, m):
@@ -267,8 +276,8 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
             p.tile_a = imin(ext[a_axis], imax(edge, TILE_BYTES // (p.tile_b * p.width)))
     else:
         a_axis = b_axis - 1
-        p.tile_b = imin(ext[b_axis], imax(1, BLOCK_BYTES // p.width))
-        p.tile_a = imax(1, BLOCK_BYTES // (p.tile_b * p.width))
+        p.tile_b = imin(ext[b_axis], imax(1, p.block_bytes // p.width))
+        p.tile_a = imax(1, p.block_bytes // (p.tile_b * p.width))
 
     # Tiny blocks (depth_first with channels last: bs x C items) are run as
     # gathered destination runs instead, unless they are (de-)interleaved
@@ -288,7 +297,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
             first_kernel = k
     if p.gather_len:
         p.n_b = 1; p.src_b = 0; p.dst_b = 0; p.tile_b = 1
-        p.tile_a = imax(1, BLOCK_BYTES // (p.gather_len * p.width))
+        p.tile_a = imax(1, p.block_bytes // (p.gather_len * p.width))
     else:
         p.n_b = ext[b_axis]; p.src_b = ss[b_axis]; p.dst_b = ds[b_axis]
     if a_axis >= 0:
@@ -320,9 +329,12 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
 
 
 cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop) noexcept nogil:
-    """Run loop iterations ``start`` to ``stop`` (linear odometer positions)."""
+    """Run loop iterations ``start`` to ``stop`` (linear odometer positions),
+    each kernel block once for every part."""
     cdef intp idx[MAX_LOOP]
-    cdef intp rem = start, it, size_a, size_b
+    cdef intp rem = start, it, size_a, size_b, part
+    cdef char* part_dst
+    cdef const char* part_src
     cdef int k, n = p.n_loop
     cdef char* dst = dst0
     cdef const char* src = src0
@@ -334,12 +346,16 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     for it in range(start, stop):
         size_a = imin(p.tile_a, p.n_a - idx[n - 2] * p.tile_a)
         size_b = imin(p.tile_b, p.n_b - idx[n - 1] * p.tile_b)
-        if p.gather_len and p.shuffle.n_pieces:
-            shuffle_rows(&p.shuffle, dst, src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
-        elif p.gather_len:
-            gather_rows(dst, src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
-        else:
-            copy_block(dst, src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
+        for part in range(p.n_parts):
+            part_dst = dst + p.dst_offsets[part]
+            part_src = src + p.src_offsets[part]
+            if p.gather_len and p.shuffle.n_pieces:
+                shuffle_rows(&p.shuffle, part_dst, part_src, size_a, p.dst_a, p.src_a,
+                             p.gather, p.gather_len, p.width)
+            elif p.gather_len:
+                gather_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
+            else:
+                copy_block(part_dst, part_src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -355,7 +371,7 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
 
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
     cdef intp n_chunks, chunk, base, extra, start, stop
-    if num_threads <= 1 or p.total_bytes < PARALLEL_MIN_BYTES or p.n_iter < 2:
+    if num_threads <= 1 or p.total_bytes * p.n_parts < PARALLEL_MIN_BYTES or p.n_iter < 2:
         run_range(p, dst, src, 0, p.n_iter)
         return
     n_chunks = imin(p.n_iter, num_threads * CHUNKS_PER_THREAD)
@@ -376,18 +392,24 @@ cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
     """Run one copy (or several, shifted by per-part byte offsets) over the axes.
 
     The plan is built once: normalising moves both base pointers by fixed
-    amounts, which apply to every part alike."""
+    amounts, which apply to every part alike. The parts are run block by
+    block (every part of a block before the next block), so parts that write
+    neighbouring bytes (the lanes of NCHW_VECT_C) fill each cache line while
+    it is held, and the blocks shrink to keep all parts' lines in cache."""
     cdef Plan plan
     cdef char* src_start = src
     cdef char* dst_start = dst
-    cdef intp part
     if ndim > MAX_INPUT_AXES:
         raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
-    if not build_plan(&plan, ndim, extents, src_strides, dst_strides, itemsize, &src_start, &dst_start):
+    if n_parts < 1:
         return 0
+    if not build_plan(&plan, ndim, extents, src_strides, dst_strides, itemsize, n_parts,
+                      &src_start, &dst_start):
+        return 0
+    plan.src_offsets = src_offsets
+    plan.dst_offsets = dst_offsets
     with nogil:
-        for part in range(n_parts):
-            run_plan(&plan, dst_start + dst_offsets[part], src_start + src_offsets[part], num_threads)
+        run_plan(&plan, dst_start, src_start, num_threads)
     return 0
 
 
@@ -445,7 +467,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize):
         ext[i] = extents[i]
         ss[i] = src_strides[i]
         ds[i] = dst_strides[i]
-    if not build_plan(&plan, ndim, ext, ss, ds, itemsize, &src, &dst):
+    if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst):
         return None
     return {
         "kernel": "gather" if plan.gather_len else "block",

@@ -30,18 +30,31 @@ cdef extern from *:
                                   const unsigned char *n_windows, const Py_ssize_t *window_offset,
                                   const unsigned char *window_mask, int max_windows) {
         Py_ssize_t q;
-        int w;
+        #define FB_WINDOW(w) _mm_shuffle_epi8( \
+            _mm_loadu_si128((const __m128i *)(src + offset[w])), \
+            _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
         for (q = 0; q < n_pieces; q++) {
-            __m128i acc = _mm_setzero_si128();
             const Py_ssize_t *offset = window_offset + q * max_windows;
             const unsigned char *mask = window_mask + q * max_windows * 16;
-            for (w = 0; w < n_windows[q]; w++) {
-                __m128i bytes = _mm_loadu_si128((const __m128i *)(src + offset[w]));
-                __m128i order = _mm_loadu_si128((const __m128i *)(mask + 16 * w));
-                acc = _mm_or_si128(acc, _mm_shuffle_epi8(bytes, order));
+            __m128i acc;
+            /* Unrolled by window count: the loop form costs more than the work. */
+            switch (n_windows[q]) {
+            case 1: acc = FB_WINDOW(0); break;
+            case 2: acc = _mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)); break;
+            case 3: acc = _mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)), FB_WINDOW(2)); break;
+            case 4: acc = _mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
+                                       _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))); break;
+            case 5: acc = _mm_or_si128(_mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
+                                                    _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))),
+                                       FB_WINDOW(4)); break;
+            case 6: acc = _mm_or_si128(_mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
+                                                    _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))),
+                                       _mm_or_si128(FB_WINDOW(4), FB_WINDOW(5))); break;
+            default: continue;      /* gathered item by item by the caller */
             }
             _mm_storeu_si128((__m128i *)(dst + 16 * q), acc);
         }
+        #undef FB_WINDOW
     }
     #else
     #define FB_SHUFFLE_BUILT 0
@@ -62,7 +75,7 @@ cdef extern from *:
 cdef enum:
     SHUFFLE_BYTES = 16
     # Source loads per 16-byte piece; pieces that need more are gathered.
-    SHUFFLE_WINDOWS = 4
+    SHUFFLE_WINDOWS = 6
     # Pieces in the longest gathered run of 1- or 2-byte items.
     SHUFFLE_PIECES = GATHER_MAX * 2 // SHUFFLE_BYTES
 

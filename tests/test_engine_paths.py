@@ -103,6 +103,7 @@ def test_small_block_plans_into_a_strided_out(width):
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("shape, axes", [
     ((64, 48), (1, 0)),                  # staged transpose tiles
+    ((45, 37), (1, 0)),                  # ... with edges beside the register tiles
     ((5, 7), (1, 0)),                    # a transpose too small to stage
     ((3, 50, 2), (0, 2, 1)),             # two lanes interleaved
     ((3, 4, 50), (0, 2, 1)),             # four lanes split

@@ -16,12 +16,19 @@ How a copy is run:
    inner axis. If the source's smallest step is on another axis, the copy is a
    transpose: that axis becomes the kernel's other axis and both are cut into
    tiles that fit in L1, so whole cache lines are read and written. Otherwise
-   the other kernel axis is the next destination axis.
+   the other kernel axis is the next destination axis. When that block would
+   be tiny (depth_first with channels last moves bs x C items at a time) or
+   is three lanes of bytes, the kernel instead writes rows of up to 512
+   contiguous destination items, each read through a table of source
+   offsets (gather mode), by SSSE3 byte shuffles for 1- and 2-byte items
+   where the CPU has them (``_shuffle.pxi``).
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer. Its linear range is cut into chunks that the OpenMP threads take
    as they come free (dynamic schedule: on a busy machine a thread that is
    not scheduled does not hold the others up), each chunk writing its own
    part of the destination. Small copies run on the calling thread alone.
+   A copy given in several parts (fixed offsets, NCHW_VECT_C depth_first
+   with odd block sizes) runs every part of a block before the next block.
 
 The GIL is released for the whole copy.
 """

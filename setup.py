@@ -87,8 +87,17 @@ def extensions():
         Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2"])
         for name in ("_api", "_validate", "_plan", "_threads")
     ]
+    # What the front doors read from the array structs: memory facts for the
+    # out= checks, and the common SpaceToDepth/DepthToSpace call decided in C.
+    array_helpers = [
+        Extension(f"fastblock.{name}", [f"fastblock/{name}.pyx"],
+                  include_dirs=[numpy.get_include()],
+                  define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                  extra_compile_args=["-O2"])
+        for name in ("_memory", "_fastpath")
+    ]
     return cythonize(
-        [engine, *front_doors],
+        [engine, *front_doors, *array_helpers],
         # Safe directives for every module: the compiled .py modules keep
         # Python semantics exactly (type hints are hints, not C types). The
         # engine turns off bounds checks, negative indexing and Python

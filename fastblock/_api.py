@@ -2,6 +2,9 @@
 
 Plain-data dtypes are copied as raw items by the engine, in place from the
 strided input. Dtypes whose items hold references take ``_fallback``.
+SpaceToDepth and DepthToSpace first offer the call to ``_fastpath``, which
+runs the common call from the array struct and leaves the rest to this
+general path.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from numpy.typing import ArrayLike
 
 from . import _engine
 from ._fallback import gather_with_references
+from ._fastpath import block_call as _block_fast
 from ._plan import DEPTH_FIRST, NCHW_VECT_C, VECT_C_GROUP, logical_shape, physical_shape
 from ._threads import resolve_num_threads
 from ._validate import (
@@ -53,6 +57,20 @@ def _execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndar
     if x.dtype.itemsize:
         copy(x, out, n_threads)
     return out
+
+
+def _block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool) -> Copier:
+    """The engine copy of space_to_depth (``to_depth``) or depth_to_space.
+
+    A closure of its own: one in the public function would make Cython build
+    its scope on every call, the fast path's included."""
+    if to_depth:
+        def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
+            _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads)
+    else:
+        def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
+            _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads)
+    return copy
 
 
 def _block_arguments(x, block_size, mode, data_format):
@@ -119,6 +137,9 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     >>> fb.space_to_depth(x, 2)[0, :, 0, 0]
     array([0, 1, 4, 5])
     """
+    result = _block_fast(x, block_size, mode, data_format, out, num_threads, True)
+    if result is not None:
+        return result
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
     batch, channels, spatial = logical_shape(x.shape, layout)
     for axis, size in enumerate(spatial):
@@ -127,11 +148,7 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                              f"spatial axis {axis} has size {size}")
     result_shape = physical_shape(batch, channels * bs ** len(spatial),
                                   [size // bs for size in spatial], layout)
-    depth_first = mode == DEPTH_FIRST
-
-    def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
-        _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads)
-
+    copy = _block_copier(layout, bs, mode == DEPTH_FIRST, True)
     return _execute(x, result_shape, out, copy, num_threads)
 
 
@@ -187,6 +204,9 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     array([[0, 1],
            [2, 3]])
     """
+    result = _block_fast(x, block_size, mode, data_format, out, num_threads, False)
+    if result is not None:
+        return result
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
     batch, channels, spatial = logical_shape(x.shape, layout)
     blocks = bs ** len(spatial)
@@ -198,11 +218,7 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
         raise ValueError(f"NCHW_VECT_C needs a result channel count that is a multiple of 4; "
                          f"{channels} channels / {blocks} gives {space_channels}")
     result_shape = physical_shape(batch, space_channels, [size * bs for size in spatial], layout)
-    depth_first = mode == DEPTH_FIRST
-
-    def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
-        _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads)
-
+    copy = _block_copier(layout, bs, mode == DEPTH_FIRST, False)
     return _execute(x, result_shape, out, copy, num_threads)
 
 

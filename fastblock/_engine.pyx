@@ -149,7 +149,11 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     blocks not much smaller, and ``need_shuffle`` asks for a run that byte
     shuffles can build."""
     cdef int m = n_axes[0], k = m - 1, i, row = -1
-    cdef intp run = 1, part = 1, rows = 1, j, rest, offset, step, best_step = 0
+    cdef intp run = 1, part = 1, rows = 1, j, offset, step, best_step = 0
+    cdef intp digit[MAX_AXES]
+    cdef intp digit_extent[MAX_AXES]
+    cdef intp digit_step[MAX_AXES]
+    cdef int n_digits
     while k >= 0 and ds[k] == p.width * run and run * ext[k] <= GATHER_MAX:
         run *= ext[k]
         k -= 1
@@ -172,15 +176,27 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     # The gathered block (rows of the run) must be much larger than the block.
     if rows * run * part < 4 * block_items:
         return -1
-    # The run's source offsets: item j is (j // inner, j % inner) over the
-    # split part of axis k and the whole axes after it.
+    # The run's source offsets, counted through the run's axes (the split
+    # part of axis k, then the whole axes after it) like an odometer.
+    n_digits = 0
+    if part > 1:
+        digit_extent[0] = part; digit_step[0] = ss[k]; n_digits = 1
+    for i in range(k + 1, m):
+        digit_extent[n_digits] = ext[i]; digit_step[n_digits] = ss[i]; digit[n_digits] = 0
+        n_digits += 1
+    digit[0] = 0
+    offset = 0
     for j in range(run * part):
-        rest = j % run
-        offset = (j // run) * ss[k] if part > 1 else 0
-        for i in range(m - 1, k, -1):
-            offset += (rest % ext[i]) * ss[i]
-            rest //= ext[i]
         p.gather[j] = offset
+        i = n_digits - 1
+        while i >= 0:
+            digit[i] += 1
+            offset += digit_step[i]
+            if digit[i] < digit_extent[i]:
+                break
+            offset -= digit_extent[i] * digit_step[i]
+            digit[i] = 0
+            i -= 1
     plan_shuffle(&p.shuffle, p.gather, run * part, p.width)
     if need_shuffle and p.shuffle.n_pieces == 0:
         return -1

@@ -38,8 +38,9 @@ _in_forked_child = False
 
 
 def _after_fork_in_child() -> None:
-    global _in_forked_child
+    global _in_forked_child, _default_call_threads
     _in_forked_child = True
+    _default_call_threads = 1
 
 
 if hasattr(os, "register_at_fork"):
@@ -70,10 +71,11 @@ def set_num_threads(n: int) -> None:
     1
     >>> fb.set_num_threads(previous)
     """
-    global _num_threads
+    global _num_threads, _default_call_threads
     n = check_thread_count(n, "n")
     with _lock:
         _num_threads = n
+        _default_call_threads = _effective(n)
 
 
 # A copy never runs more than 4 threads per usable core: memory-bound
@@ -82,13 +84,23 @@ def set_num_threads(n: int) -> None:
 _MAX_THREADS = 4 * _usable_cores()
 
 
+def _effective(n: int) -> int:
+    """The threads a copy asked for ``n`` runs: capped at a few per usable
+    core, one in a forked child or without OpenMP."""
+    if _in_forked_child or not _engine.HAVE_OPENMP:
+        return 1
+    return min(n, _MAX_THREADS)
+
+
+# What a call with ``num_threads=None`` runs, kept up to date by
+# set_num_threads and the fork hook: the front doors' fast path reads this one
+# global instead of calling resolve_num_threads.
+_default_call_threads = _effective(_num_threads)
+
+
 def resolve_num_threads(num_threads: int | None) -> int:
     """The thread count for one call: its ``num_threads``, else the default,
     capped at a few threads per usable core (one in a forked child)."""
     if num_threads is None:
-        n = _num_threads
-    else:
-        n = check_thread_count(num_threads, "num_threads")
-    if _in_forked_child or not _engine.HAVE_OPENMP:
-        return 1
-    return min(n, _MAX_THREADS)
+        return _default_call_threads
+    return _effective(check_thread_count(num_threads, "num_threads"))

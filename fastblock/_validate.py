@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 
+from ._memory import byte_ranges_meet, out_is_clear
 from ._plan import BLOCKS_FIRST, CHANNELS_FIRST, CHANNELS_LAST, DEPTH_FIRST, NCHW_VECT_C
 
 INTP_MAX = np.iinfo(np.intp).max
@@ -57,7 +58,8 @@ def check_block_size(value) -> int:
 
 def check_mode(mode) -> str:
     """The canonical mode name: BLOCKS_FIRST (also 'DCR') or DEPTH_FIRST (also 'CRD')."""
-    canonical = _MODES.get(mode.lower()) if isinstance(mode, str) else None
+    # The spelling as given first: lower() builds a new string every call.
+    canonical = (_MODES.get(mode) or _MODES.get(mode.lower())) if isinstance(mode, str) else None
     if canonical is None:
         raise ValueError(
             f"mode must be 'blocks_first' (or 'DCR') or 'depth_first' (or 'CRD'), got {mode!r}")
@@ -65,7 +67,8 @@ def check_mode(mode) -> str:
 
 
 def check_data_format(data_format, ndim: int) -> int:
-    entry = _DATA_FORMATS.get(data_format.lower()) if isinstance(data_format, str) else None
+    entry = (_DATA_FORMATS.get(data_format) or _DATA_FORMATS.get(data_format.lower())
+             if isinstance(data_format, str) else None)
     if entry is None:
         raise ValueError(
             "data_format must be 'channels_first', 'channels_last', 'NCW', 'NCHW', 'NCDHW', "
@@ -94,12 +97,16 @@ def check_out(out, shape, dtype: np.dtype, x: np.ndarray) -> np.ndarray:
         raise ValueError(f"out must have shape {tuple(shape)}, got {out.shape}")
     if out.dtype != dtype:
         raise TypeError(f"out must have dtype {dtype!r}, got {out.dtype!r}")
+    if out_is_clear(out, x):
+        # Writable, contiguous and apart from x: the checks below all pass.
+        return out
     if not out.flags.writeable:
         raise ValueError("out must be writable, got a read-only array")
     if out.size > 1 and not _items_distinct(out):
         raise ValueError("out has overlapping items (a broadcast or self-overlapping view); "
                          "it must hold each result item in its own memory")
-    if out.size and x.size and np.shares_memory(out, x):
+    # Disjoint byte ranges share nothing; np.shares_memory settles the rest.
+    if byte_ranges_meet(out, x) and np.shares_memory(out, x):
         raise ValueError("out shares memory with x; pass an out that does not overlap the input")
     return out
 

@@ -1,0 +1,4 @@
+cimport numpy as cnp
+
+cdef bint ranges_meet(cnp.ndarray a, cnp.ndarray b) noexcept
+cdef bint is_clear_destination(cnp.ndarray out, cnp.ndarray x) noexcept

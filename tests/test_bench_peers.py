@@ -97,7 +97,10 @@ def test_peer_that_fails_to_load_or_build_is_skipped(monkeypatch):
     assert runs == [] and notes == ["builds_not: failed to build: RuntimeError: no kernel"]
 
 
-def test_report_runs_on_a_tiny_case(capsys):
+def test_report_runs_on_a_tiny_case(capsys, monkeypatch):
+    # The report's own rows only: each real peer is checked above, under its
+    # own test id (the sanitizer job leaves OpenVINO's out by that id).
+    monkeypatch.setattr(bp, "PEERS", [])
     case = TINY_CASES[2]
     (result,) = bp.report(threads=1, cases=[case])
     assert {"fastblock out=", "fastblock new", "numpy reshape/transpose/copy", "copy"} <= set(result.seconds)

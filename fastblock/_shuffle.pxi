@@ -4,10 +4,10 @@
 # its own source offset: one load and one store per item, which for bytes is
 # several times slower than memory. Where the CPU has a byte shuffle (x86-64
 # SSSE3 ``pshufb``, checked at run time), each 16-byte piece of the run is
-# built from at most SHUFFLE_WINDOWS unaligned 16-byte source loads, each
-# shuffled into place by a mask computed when the plan is built and OR-ed
-# together (mask bytes of 0x80 give zeros). Pieces that need more loads, and
-# the run's last partial piece, keep the item-by-item gather.
+# built from unaligned 16-byte source loads (windows), each shuffled into
+# place by a mask computed when the plan is built and OR-ed together (mask
+# bytes of 0x80 give zeros). Even a window per item beats the item loop; the
+# run's last partial piece keeps the item-by-item gather.
 #
 # Every 16-byte load lies between the smallest and the largest source byte
 # the run reads, so it never leaves the source array's memory.
@@ -30,6 +30,7 @@ cdef extern from *:
                                   const unsigned char *n_windows, const Py_ssize_t *window_offset,
                                   const unsigned char *window_mask, int max_windows) {
         Py_ssize_t q;
+        int w;
         #define FB_WINDOW(w) _mm_shuffle_epi8( \
             _mm_loadu_si128((const __m128i *)(src + offset[w])), \
             _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
@@ -37,7 +38,7 @@ cdef extern from *:
             const Py_ssize_t *offset = window_offset + q * max_windows;
             const unsigned char *mask = window_mask + q * max_windows * 16;
             __m128i acc;
-            /* Unrolled by window count: the loop form costs more than the work. */
+            /* Unrolled for the usual window counts: the loop costs more than the work. */
             switch (n_windows[q]) {
             case 1: acc = FB_WINDOW(0); break;
             case 2: acc = _mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)); break;
@@ -50,7 +51,10 @@ cdef extern from *:
             case 6: acc = _mm_or_si128(_mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
                                                     _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))),
                                        _mm_or_si128(FB_WINDOW(4), FB_WINDOW(5))); break;
-            default: continue;      /* gathered item by item by the caller */
+            default:
+                acc = FB_WINDOW(0);
+                for (w = 1; w < n_windows[q]; w++)
+                    acc = _mm_or_si128(acc, FB_WINDOW(w));
             }
             _mm_storeu_si128((__m128i *)(dst + 16 * q), acc);
         }
@@ -74,8 +78,8 @@ cdef extern from *:
 
 cdef enum:
     SHUFFLE_BYTES = 16
-    # Source loads per 16-byte piece; pieces that need more are gathered.
-    SHUFFLE_WINDOWS = 6
+    # Source loads per 16-byte piece, at most one per item.
+    SHUFFLE_WINDOWS = 16
     # Pieces in the longest gathered run of 1- or 2-byte items.
     SHUFFLE_PIECES = GATHER_MAX * 2 // SHUFFLE_BYTES
 
@@ -86,7 +90,7 @@ cdef bint shuffle_enabled = fb_cpu_can_shuffle() != 0
 
 cdef struct ShuffleProgram:
     intp n_pieces               # leading 16-byte pieces of the run (0: none)
-    unsigned char n_windows[SHUFFLE_PIECES]     # 0: this piece is gathered
+    unsigned char n_windows[SHUFFLE_PIECES]
     intp window_offset[SHUFFLE_PIECES * SHUFFLE_WINDOWS]
     unsigned char window_mask[SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES]
 
@@ -95,9 +99,8 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
                        intp width) noexcept nogil:
     """Build the shuffle program of a gathered run of ``n_items`` items of
     ``width`` bytes (1 or 2) at source ``offsets``; ``prog.n_pieces`` stays 0
-    if shuffles do not apply or do not pay."""
+    if shuffles are off or do not apply (a source span under 16 bytes)."""
     cdef intp per_piece = SHUFFLE_BYTES // width, lowest, highest, start, i, j, q
-    cdef intp useful = 0
     cdef int w, pending_count
     cdef bint pending[SHUFFLE_BYTES]
     prog.n_pieces = 0
@@ -116,7 +119,9 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
         for i in range(per_piece):
             pending[i] = True
         w = 0
-        while pending_count > 0 and w < SHUFFLE_WINDOWS:
+        # Each window takes at least the lowest pending item, so a piece
+        # needs at most one window per item.
+        while pending_count > 0:
             # The window starts at the lowest pending item, moved back if
             # it would end past the last source byte.
             start = highest
@@ -135,22 +140,16 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
                     pending[i] = False
                     pending_count -= 1
             w += 1
-        if pending_count == 0:
-            prog.n_windows[q] = <unsigned char>w
-            useful += 1
-        else:
-            prog.n_windows[q] = 0
-    # Mostly gathered pieces: not worth the branch per piece.
-    if useful * 2 >= n_items // per_piece:
-        prog.n_pieces = n_items // per_piece
+        prog.n_windows[q] = <unsigned char>w
+    prog.n_pieces = n_items // per_piece
 
 
 cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char* src,
                               intp n_rows, intp dst_row, intp src_row, const intp* offsets,
                               intp n_items, intp width) noexcept nogil:
-    """The gathered rows, 16-byte pieces by shuffles where the program has
-    them, the rest item by item."""
-    cdef intp per_piece = SHUFFLE_BYTES // width, i, q, first
+    """The gathered rows: 16-byte pieces by shuffles, the last partial piece
+    item by item."""
+    cdef intp first = prog.n_pieces * (SHUFFLE_BYTES // width), i
     cdef char* d
     cdef const char* s
     for i in range(n_rows):
@@ -158,11 +157,6 @@ cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char*
         s = src + i * src_row
         fb_shuffle_pieces(d, s, prog.n_pieces, prog.n_windows, prog.window_offset,
                           prog.window_mask, SHUFFLE_WINDOWS)
-        for q in range(prog.n_pieces):
-            if prog.n_windows[q] == 0:
-                first = q * per_piece
-                gather_rows(d + first * width, s, 1, 0, 0, offsets + first, per_piece, width)
-        first = prog.n_pieces * per_piece
         gather_rows(d + first * width, s, 1, 0, 0, offsets + first, n_items - first, width)
 
 

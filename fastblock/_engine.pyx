@@ -197,7 +197,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
             offset -= digit_extent[i] * digit_step[i]
             digit[i] = 0
             i -= 1
-    plan_shuffle(&p.shuffle, p.gather, run * part, p.width)
+    plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.total_bytes * p.n_parts)
     if need_shuffle and p.shuffle.n_pieces == 0:
         return -1
     if part > 1:
@@ -313,7 +313,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     lanes.lanes = lanes_of(block_rows, p.tile_b, ds[a_axis] if a_axis >= 0 else 0, ds[b_axis],
                            ss[a_axis] if a_axis >= 0 else 0, ss[b_axis], p.width, &lanes)
     # Three lanes of bytes do not vectorise in C; byte shuffles do them.
-    shuffle_lanes = shuffle_enabled and lanes.lanes == 3 and p.width <= 2
+    shuffle_lanes = shuffles_pay(p.total_bytes * n_parts) and lanes.lanes == 3 and p.width <= 2
     if (block_items * p.width < SMALL_BLOCK_BYTES and lanes.n < LANES_MIN_RUN) or shuffle_lanes:
         k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes, &a_axis)
         if k >= 0:

@@ -86,6 +86,17 @@ cdef enum:
 # Whether this process runs the byte shuffles (the CPU has them); tests
 # switch it off to check the item-by-item path gives the same bytes.
 cdef bint shuffle_enabled = fb_cpu_can_shuffle() != 0
+# Copies smaller than this gather item by item: building the masks costs
+# about 2 K instructions per 16-byte piece of the run, paid on every call,
+# against about 6 saved per byte copied (callgrind). Tests lower it to
+# reach the shuffles with small inputs.
+cdef intp SHUFFLE_MIN_BYTES = 64 * 1024
+cdef intp shuffle_min_bytes = SHUFFLE_MIN_BYTES
+
+
+cdef inline bint shuffles_pay(intp copy_bytes) noexcept nogil:
+    """Whether a copy of ``copy_bytes`` bytes should use the byte shuffles."""
+    return shuffle_enabled and copy_bytes >= shuffle_min_bytes
 
 
 cdef struct ShuffleProgram:
@@ -96,15 +107,17 @@ cdef struct ShuffleProgram:
 
 
 cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
-                       intp width) noexcept nogil:
+                       intp width, intp copy_bytes) noexcept nogil:
     """Build the shuffle program of a gathered run of ``n_items`` items of
-    ``width`` bytes (1 or 2) at source ``offsets``; ``prog.n_pieces`` stays 0
-    if shuffles are off or do not apply (a source span under 16 bytes)."""
+    ``width`` bytes (1 or 2) at source ``offsets``, for a copy of
+    ``copy_bytes`` bytes; ``prog.n_pieces`` stays 0 if shuffles are off, do
+    not pay for so small a copy, or do not apply (a source span under 16
+    bytes)."""
     cdef intp per_piece = SHUFFLE_BYTES // width, lowest, highest, start, i, j, q
     cdef int w, pending_count
     cdef bint pending[SHUFFLE_BYTES]
     prog.n_pieces = 0
-    if not shuffle_enabled or (width != 1 and width != 2) or n_items < per_piece:
+    if not shuffles_pay(copy_bytes) or (width != 1 and width != 2) or n_items < per_piece:
         return
     lowest = offsets[0]
     highest = offsets[0]
@@ -165,10 +178,12 @@ def shuffles_available():
     return fb_cpu_can_shuffle() != 0
 
 
-def set_shuffles(bint enabled):
-    """Use byte shuffles in plans built from now on, if the CPU has them;
-    return whether they were in use before. For tests and benchmarks."""
-    global shuffle_enabled
-    cdef bint before = shuffle_enabled
+def set_shuffles(bint enabled, intp min_bytes=SHUFFLE_MIN_BYTES):
+    """Use byte shuffles in plans built from now on, if the CPU has them, for
+    copies of ``min_bytes`` bytes or more; return the previous
+    ``(enabled, min_bytes)``. For tests and benchmarks."""
+    global shuffle_enabled, shuffle_min_bytes
+    before = (shuffle_enabled, shuffle_min_bytes)
     shuffle_enabled = enabled and fb_cpu_can_shuffle() != 0
+    shuffle_min_bytes = min_bytes
     return before

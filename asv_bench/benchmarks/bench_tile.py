@@ -11,7 +11,8 @@ the repeats. Classes (see ``common`` for what each figure means):
 - ``TileMemory``       peak memory and allocations per call, at 64 MiB.
 """
 from . import common
-from .common import DTYPES, RANKS, SIZES, THREADS, TILE_FACTORS, TILE_PATTERNS, grid, tile_case
+from .common import (DTYPE_GRID, DTYPE_NAMES, DTYPES, RANKS, SIZES, THREADS, TILE_FACTORS,
+                     TILE_PATTERNS, grid, tile_case)
 
 GRID_NAMES = ["rank", "pattern", "factor", "dtype", "size", "threads"]
 GRID = [
@@ -22,8 +23,6 @@ GRID = [
     grid(["64MiB"], SIZES),
     THREADS,
 ]
-DTYPE_NAMES = ["dtype", "size", "threads"]
-DTYPE_GRID = [DTYPES, SIZES, THREADS]
 # The dtype sweep repeats the last axis: short runs, the harder case.
 DTYPE_FIXED = dict(rank=4, pattern="inner", factor=2)
 

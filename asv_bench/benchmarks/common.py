@@ -573,3 +573,79 @@ class _MemoryBench:
         return allocated_over_result(self.case.numpy, self.case.result_nbytes)
 
     track_alloc_numpy.unit = "allocated / result bytes"
+
+
+# ---------------------------------------------------------------------------
+# The SpaceToDepth and DepthToSpace suites: the same grids for both
+# operators. ``bench_space_to_depth`` and ``bench_depth_to_space`` subclass
+# these, setting ``op``.
+
+BLOCK_GRID_NAMES = ["mode", "layout", "rank", "block_size", "dtype", "size", "threads"]
+BLOCK_GRID = [
+    MODES,
+    LAYOUTS,
+    RANKS,
+    BLOCK_SIZES,
+    grid(["float32"], DTYPES),
+    grid(["64MiB"], SIZES),
+    THREADS,
+]
+# The dtype sweeps (block operators and Tile): every item size at every size.
+DTYPE_NAMES = ["dtype", "size", "threads"]
+DTYPE_GRID = [DTYPES, SIZES, THREADS]
+# The fixed arguments of the block operators' dtype sweep: ONNX's default
+# layout and mode.
+BLOCK_DTYPE_FIXED = dict(mode="blocks_first", layout="channels_first", rank=4, block_size=2)
+
+
+class _BlockGrid(_FastblockBench):
+    """The grid: mode x layout x rank x block size x dtype x size x threads."""
+
+    op = ""
+    param_names = BLOCK_GRID_NAMES
+    params = BLOCK_GRID
+
+    def make_case(self, mode, layout, rank, block_size, dtype, size, threads):
+        return block_case(self.op, mode, layout, rank, block_size, dtype, size, threads)
+
+
+class _BlockGridNumPy(_NumpyBench):
+    op = ""
+    param_names = BLOCK_GRID_NAMES[:-1]
+    params = BLOCK_GRID[:-1]
+
+    def make_case(self, mode, layout, rank, block_size, dtype, size):
+        return block_case(self.op, mode, layout, rank, block_size, dtype, size, 1)
+
+
+class _BlockDtypes(_FastblockBench):
+    op = ""
+    param_names = DTYPE_NAMES
+    params = DTYPE_GRID
+
+    def make_case(self, dtype, size, threads):
+        return block_case(self.op, dtype=dtype, size=size, threads=threads, **BLOCK_DTYPE_FIXED)
+
+
+class _BlockDtypesNumPy(_NumpyBench):
+    op = ""
+    param_names = DTYPE_NAMES[:-1]
+    params = DTYPE_GRID[:-1]
+
+    def make_case(self, dtype, size):
+        return block_case(self.op, dtype=dtype, size=size, threads=1, **BLOCK_DTYPE_FIXED)
+
+
+class _BlockMemory(_MemoryBench):
+    op = ""
+    param_names = ["mode", "layout", "rank", "block_size", "dtype"]
+    params = [
+        grid(["blocks_first"], MODES),
+        LAYOUTS,
+        grid([4], RANKS),
+        grid([2], BLOCK_SIZES),
+        grid(["uint8", "float32", "U5", "object"], DTYPES),
+    ]
+
+    def make_case(self, mode, layout, rank, block_size, dtype):
+        return block_case(self.op, mode, layout, rank, block_size, dtype, "64MiB", 1)

@@ -100,6 +100,7 @@ cdef inline intp imax(intp a, intp b) noexcept nogil:
 
 
 include "_shuffle.pxi"
+include "_lanes.pxi"
 
 
 cdef struct Plan:
@@ -119,6 +120,9 @@ cdef struct Plan:
     intp gather_len
     intp gather[GATHER_MAX]
     ShuffleProgram shuffle      # the gathered run by byte shuffles, if any
+    # Lane transpose mode (lanes.n_lanes > 0): the b axis runs over pixels
+    # of n_lanes bytes, packed on one side and split into lanes on the other.
+    LaneTranspose lanes
     # Each kernel block is copied once per part, shifted by these byte offsets.
     intp n_parts
     intp block_bytes            # destination bytes per kernel block, all parts together
@@ -132,6 +136,87 @@ cdef intp transpose_tile_edge(intp width) noexcept nogil:
     while edge > 1 and edge * edge * width > TILE_BYTES:
         edge //= 2
     return edge
+
+
+cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
+    """Set up a lane transpose of bytes (``_lanes.pxi``) if the copy is one;
+    the lane axes are then removed and the pixel axis is the last one.
+
+    Interleave: the innermost destination axes hold at most LANES_MAX items
+    contiguously (the lanes, read at any source steps), and the next
+    destination axis continues them while stepping one byte in the source
+    (the pixels). Split: the destination's innermost axis (the pixels) steps
+    L bytes in the source, and axes stepping 1, e1, e1*e2 ... bytes in the
+    source make up those L bytes (the lanes, written at any destination
+    steps). Lanes that repeat a source item (Tile) are left to the other
+    kernels, and so are pixel axes too short for a group of LANE_GROUP."""
+    cdef int m = n_axes[0], k, i, j, a, d, n_lane_axes = 0
+    cdef intp n_lanes = 1, offset
+    cdef int lane_axis[LANES_MAX]
+    cdef LaneTranspose* t = &p.lanes
+    t.n_lanes = 0
+    if not shuffle_enabled or p.width != 1 or m < 2:
+        return False
+    k = m - 1
+    while k >= 0 and ds[k] == n_lanes and ss[k] != 0 and n_lanes * ext[k] <= LANES_MAX:
+        n_lanes *= ext[k]
+        k -= 1
+    if n_lanes >= 2 and k >= 0 and ds[k] == n_lanes and ss[k] == 1 and ext[k] >= LANE_GROUP:
+        t.interleave = True
+        for i in range(k + 1, m):
+            lane_axis[n_lane_axes] = i
+            n_lane_axes += 1
+    else:
+        # Split: find the axes that pack the source bytes of one pixel,
+        # innermost first.
+        n_lanes = 1
+        while ss[m - 1] != n_lanes:
+            j = -1
+            for i in range(m - 1):
+                if ss[i] == n_lanes and n_lanes * ext[i] <= LANES_MAX:
+                    j = i
+                    break
+            if j < 0:
+                return False
+            lane_axis[n_lane_axes] = j
+            n_lane_axes += 1
+            n_lanes *= ext[j]
+        if n_lanes < 2 or ds[m - 1] != 1 or ext[m - 1] < LANE_GROUP:
+            return False
+        t.interleave = False
+        # Lane axes sorted by position for the removal below.
+        for i in range(1, n_lane_axes):
+            d = lane_axis[i]
+            j = i - 1
+            while j >= 0 and lane_axis[j] > d:
+                lane_axis[j + 1] = lane_axis[j]
+                j -= 1
+            lane_axis[j + 1] = d
+    # Lane j (its place in the packed pixel) has digit (j // packed step)
+    # % extent on each lane axis; its offset is those digits times the
+    # other side's steps.
+    t.n_lanes = <int>n_lanes
+    for j in range(n_lanes):
+        offset = 0
+        for i in range(n_lane_axes):
+            a = lane_axis[i]
+            if t.interleave:
+                offset += (j // ds[a]) % ext[a] * ss[a]
+            else:
+                offset += (j // ss[a]) % ext[a] * ds[a]
+        t.offset[j] = offset
+    plan_lane_masks(t)
+    # Remove the lane axes, keeping the order of the others.
+    j = 0
+    d = 0
+    for i in range(m):
+        if d < n_lane_axes and lane_axis[d] == i:
+            d += 1
+            continue
+        ext[j] = ext[i]; ss[j] = ss[i]; ds[j] = ds[i]
+        j += 1
+    n_axes[0] = j
+    return True
 
 
 cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
@@ -222,7 +307,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp ss[MAX_AXES]
     cdef intp ds[MAX_AXES]
     cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge, block_rows, block_items
-    cdef LaneShape lanes
+    cdef LaneShape lane_shape
     cdef bint shuffle_lanes
     cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel
 
@@ -280,44 +365,60 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         ext[0] = 1; ss[0] = 0; ds[0] = 0
         m = 1
 
-    # Kernel axes: b is the innermost destination axis; a is the source's
-    # contiguous axis when that is another one (a transpose), else b's
-    # outer neighbour.
-    b_axis = m - 1
-    j_axis = -1
-    for i in range(m):
-        if ss[i] != 0 and (j_axis < 0 or iabs(ss[i]) < iabs(ss[j_axis])):
-            j_axis = i
-    if j_axis >= 0 and j_axis != b_axis and ss[b_axis] != 0 and iabs(ss[b_axis]) > iabs(ss[j_axis]):
-        a_axis = j_axis
-        edge = transpose_tile_edge(p.width)
-        p.tile_a = imin(ext[a_axis], edge)
-        p.tile_b = imin(ext[b_axis], edge)
-        if p.tile_a < edge:
-            p.tile_b = imin(ext[b_axis], imax(edge, TILE_BYTES // (p.tile_a * p.width)))
-        elif p.tile_b < edge:
-            p.tile_a = imin(ext[a_axis], imax(edge, TILE_BYTES // (p.tile_b * p.width)))
-    else:
-        a_axis = b_axis - 1
-        p.tile_b = imin(ext[b_axis], imax(1, p.block_bytes // p.width))
-        p.tile_a = imax(1, p.block_bytes // (p.tile_b * p.width))
-
-    # Tiny blocks (depth_first with channels last: bs x C items) are run as
-    # gathered destination runs instead, unless they are (de-)interleaved
-    # lanes long enough for the block kernel's vector loop.
-    first_kernel = b_axis
     p.gather_len = 0
-    block_rows = imin(p.tile_a, ext[a_axis]) if a_axis >= 0 else 1
-    block_items = block_rows * p.tile_b
-    lanes.n = 0
-    lanes.lanes = lanes_of(block_rows, p.tile_b, ds[a_axis] if a_axis >= 0 else 0, ds[b_axis],
-                           ss[a_axis] if a_axis >= 0 else 0, ss[b_axis], p.width, &lanes)
-    # Three lanes of bytes do not vectorise in C; byte shuffles do them.
-    shuffle_lanes = shuffles_pay(p.total_bytes * n_parts) and lanes.lanes == 3 and p.width <= 2
-    if (block_items * p.width < SMALL_BLOCK_BYTES and lanes.n < LANES_MIN_RUN) or shuffle_lanes:
-        k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes, &a_axis)
-        if k >= 0:
-            first_kernel = k
+    if plan_lanes(p, &m, ext, ss, ds):
+        # Lane transpose: the pixel axis is the kernel's b axis, in groups
+        # of LANE_GROUP pixels; rows step along its outer neighbour.
+        b_axis = m - 1
+        a_axis = b_axis - 1
+        # Split rows read the source rows in turn (the one source stream);
+        # interleaved rows write the destination rows in turn.
+        if not p.lanes.interleave:
+            for i in range(b_axis):
+                if iabs(ss[i]) < iabs(ss[a_axis]):
+                    a_axis = i
+        first_kernel = b_axis
+        p.tile_b = imin(ext[b_axis], imax(LANE_GROUP, p.block_bytes // (p.lanes.n_lanes * LANE_GROUP)
+                                          * LANE_GROUP))
+        p.tile_a = imax(1, p.block_bytes // (p.tile_b * p.lanes.n_lanes))
+    else:
+        # Kernel axes: b is the innermost destination axis; a is the source's
+        # contiguous axis when that is another one (a transpose), else b's
+        # outer neighbour.
+        b_axis = m - 1
+        j_axis = -1
+        for i in range(m):
+            if ss[i] != 0 and (j_axis < 0 or iabs(ss[i]) < iabs(ss[j_axis])):
+                j_axis = i
+        if j_axis >= 0 and j_axis != b_axis and ss[b_axis] != 0 and iabs(ss[b_axis]) > iabs(ss[j_axis]):
+            a_axis = j_axis
+            edge = transpose_tile_edge(p.width)
+            p.tile_a = imin(ext[a_axis], edge)
+            p.tile_b = imin(ext[b_axis], edge)
+            if p.tile_a < edge:
+                p.tile_b = imin(ext[b_axis], imax(edge, TILE_BYTES // (p.tile_a * p.width)))
+            elif p.tile_b < edge:
+                p.tile_a = imin(ext[a_axis], imax(edge, TILE_BYTES // (p.tile_b * p.width)))
+        else:
+            a_axis = b_axis - 1
+            p.tile_b = imin(ext[b_axis], imax(1, p.block_bytes // p.width))
+            p.tile_a = imax(1, p.block_bytes // (p.tile_b * p.width))
+
+        # Tiny blocks (depth_first with channels last: bs x C items) are run as
+        # gathered destination runs instead, unless they are (de-)interleaved
+        # lanes long enough for the block kernel's vector loop.
+        first_kernel = b_axis
+        block_rows = imin(p.tile_a, ext[a_axis]) if a_axis >= 0 else 1
+        block_items = block_rows * p.tile_b
+        lane_shape.n = 0
+        lane_shape.lanes = lanes_of(block_rows, p.tile_b, ds[a_axis] if a_axis >= 0 else 0, ds[b_axis],
+                               ss[a_axis] if a_axis >= 0 else 0, ss[b_axis], p.width, &lane_shape)
+        # Three lanes of bytes do not vectorise in C; byte shuffles do them.
+        shuffle_lanes = shuffles_pay(p.total_bytes * n_parts) and lane_shape.lanes == 3 and p.width <= 2
+        if (block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN) or shuffle_lanes:
+            k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes, &a_axis)
+            if k >= 0:
+                first_kernel = k
     if p.gather_len:
         p.n_b = 1; p.src_b = 0; p.dst_b = 0; p.tile_b = 1
         p.tile_a = imax(1, p.block_bytes // (p.gather_len * p.width))
@@ -372,7 +473,10 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         for part in range(p.n_parts):
             part_dst = dst + p.dst_offsets[part]
             part_src = src + p.src_offsets[part]
-            if p.gather_len and p.shuffle.n_pieces:
+            if p.lanes.n_lanes:
+                fb_lanes_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, size_b, p.lanes.n_lanes,
+                              p.lanes.offset, p.lanes.masks, p.lanes.interleave)
+            elif p.gather_len and p.shuffle.n_pieces:
                 shuffle_rows(&p.shuffle, part_dst, part_src, size_a, p.dst_a, p.src_a,
                              p.gather, p.gather_len, p.width)
             elif p.gather_len:
@@ -493,7 +597,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize):
     if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst):
         return None
     return {
-        "kernel": "gather" if plan.gather_len else "block",
+        "kernel": "lanes" if plan.lanes.n_lanes else "gather" if plan.gather_len else "block",
+        "lanes": plan.lanes.n_lanes,
         "width": plan.width,
         "rows": plan.tile_a,
         "row_items": plan.gather_len if plan.gather_len else plan.tile_b,

@@ -1,0 +1,228 @@
+# Lane transposes of bytes: interleave L rows ("lanes") of bytes into pixels
+# of L bytes, or split pixels back into lanes, 16 pixels at a time in SSE
+# registers.
+#
+# This is the inner move of SpaceToDepth/DepthToSpace on bytes: the block
+# offsets (bx; or by, bx) are the lanes and the pixels run along a spatial
+# axis (channels_first) or along the channels (depth_first, channels_last,
+# where the lanes are bs*bs block offsets read from bs source rows). Item by
+# item that costs several instructions per byte, and byte shuffles need a
+# 16-byte load per lane and piece; a register transpose moves 16 pixels of
+# L lanes with L loads, log2(P) rounds of P unpacks (P: L rounded up to a
+# power of two) and one store per 16 bytes, well under one instruction per
+# byte.
+#
+# Interleave (lanes -> pixels): lane l of 16 pixels is one 16-byte load at
+# its own offset; P registers (the lanes, padded with zeros) hold a P x P
+# matrix of (16/P)-byte elements, each element 16/P pixels of one lane; the
+# transpose leaves register c with the elements of every lane for pixels
+# c*16/P onwards, and a byte shuffle orders them pixel by pixel (L bytes a
+# pixel). The registers are stored overlapping, each over the previous one's
+# spare bytes. The last store would write past the 16 pixels, so at the end
+# of a run it is rebuilt from the last two registers to end exactly there.
+#
+# Split (pixels -> lanes): the same in reverse; the last 16-byte load of a
+# run is taken to end at the run's last byte, so no load leaves the source.
+#
+# SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
+# uses lane transposes only where ``shuffle_enabled`` says so.
+
+cdef extern from *:
+    """
+    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    #include <immintrin.h>
+
+    /* One round: register i is paired with register i + P/2, elements of
+       the given size interleaved. log2(P) rounds rotate the (row, column)
+       bit address of each element by log2(P) bits: a transpose. */
+    #define FB_UNROLL _Pragma("GCC unroll 16")
+    #define FB_LANE_ROUND(LO, HI) do {                                   \\
+            __m128i t_[16];                                              \\
+            int i_;                                                      \\
+            FB_UNROLL                                                    \\
+            for (i_ = 0; i_ < P / 2; i_++) {                             \\
+                t_[2 * i_] = LO(r[i_], r[i_ + P / 2]);                   \\
+                t_[2 * i_ + 1] = HI(r[i_], r[i_ + P / 2]);               \\
+            }                                                            \\
+            FB_UNROLL                                                    \\
+            for (i_ = 0; i_ < P; i_++)                                   \\
+                r[i_] = t_[i_];                                          \\
+        } while (0)
+
+    static inline __attribute__((always_inline, target("ssse3")))
+    void fb_transpose_registers(__m128i *r, const int P) {
+        int round;
+        if (P == 2) {
+            FB_LANE_ROUND(_mm_unpacklo_epi64, _mm_unpackhi_epi64);
+        } else if (P == 4) {
+            FB_UNROLL
+            for (round = 0; round < 2; round++)
+                FB_LANE_ROUND(_mm_unpacklo_epi32, _mm_unpackhi_epi32);
+        } else if (P == 8) {
+            FB_UNROLL
+            for (round = 0; round < 3; round++)
+                FB_LANE_ROUND(_mm_unpacklo_epi16, _mm_unpackhi_epi16);
+        } else {
+            FB_UNROLL
+            for (round = 0; round < 4; round++)
+                FB_LANE_ROUND(_mm_unpacklo_epi8, _mm_unpackhi_epi8);
+        }
+    }
+    #undef FB_LANE_ROUND
+
+    #define FB_MASK(k) _mm_loadu_si128((const __m128i *)(masks + 16 * (k)))
+
+    /* One row of n pixels of L lanes (P = L rounded up to a power of two,
+       both constants after inlining). masks: pixel order, end of run (last
+       two registers), lane order, lane order of the run's last load. */
+    static inline __attribute__((always_inline, target("ssse3")))
+    void fb_lanes_row(char *dst, const char *src, Py_ssize_t n, int L, const Py_ssize_t *lane,
+                      const unsigned char *masks, const int interleave, const int P) {
+        const int e = 16 / P;               /* pixels in one element */
+        const Py_ssize_t span = 16 * (Py_ssize_t)L;     /* bytes of 16 pixels */
+        const __m128i pixel_order = FB_MASK(0), lane_order = FB_MASK(3);
+        __m128i r[16];
+        Py_ssize_t i;
+        int c, l;
+        for (i = 0; i + 16 <= n; i += 16) {
+            int run_end = i + 32 > n;       /* no whole group of 16 pixels follows */
+            /* Every register index is a constant once the loops over P are
+               unrolled, so the registers stay registers; L is checked at
+               run time. */
+            if (interleave) {
+                char *d = dst + i * L;
+                FB_UNROLL
+                for (l = 0; l < P; l++)
+                    r[l] = l < L ? _mm_loadu_si128((const __m128i *)(src + lane[l] + i))
+                                 : _mm_setzero_si128();
+                fb_transpose_registers(r, P);
+                FB_UNROLL
+                for (c = 0; c < P; c++) {
+                    if (P < 16)
+                        r[c] = _mm_shuffle_epi8(r[c], pixel_order);
+                    if (c < P - 1)
+                        _mm_storeu_si128((__m128i *)(d + c * e * L), r[c]);
+                }
+                if (L == P || !run_end)
+                    _mm_storeu_si128((__m128i *)(d + (P - 1) * e * L), r[P - 1]);
+                else
+                    _mm_storeu_si128((__m128i *)(d + span - 16),
+                                     _mm_or_si128(_mm_shuffle_epi8(r[P - 2], FB_MASK(1)),
+                                                  _mm_shuffle_epi8(r[P - 1], FB_MASK(2))));
+            } else {
+                const char *s = src + i * L;
+                FB_UNROLL
+                for (c = 0; c < P - 1; c++) {
+                    r[c] = _mm_loadu_si128((const __m128i *)(s + c * e * L));
+                    if (P < 16)
+                        r[c] = _mm_shuffle_epi8(r[c], lane_order);
+                }
+                if (L == P || !run_end) {
+                    r[P - 1] = _mm_loadu_si128((const __m128i *)(s + (P - 1) * e * L));
+                    if (P < 16)
+                        r[P - 1] = _mm_shuffle_epi8(r[P - 1], lane_order);
+                } else {
+                    r[P - 1] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(s + span - 16)),
+                                                FB_MASK(4));
+                }
+                fb_transpose_registers(r, P);
+                FB_UNROLL
+                for (l = 0; l < P; l++)
+                    if (l < L)
+                        _mm_storeu_si128((__m128i *)(dst + lane[l] + i), r[l]);
+            }
+        }
+        for (; i < n; i++)
+            for (l = 0; l < L; l++) {
+                if (interleave)
+                    dst[i * L + l] = src[lane[l] + i];
+                else
+                    dst[lane[l] + i] = src[i * L + l];
+            }
+    }
+    #undef FB_MASK
+
+    #define FB_LANE_ROWS(INTERLEAVE, P)                                          \\
+        for (k = 0; k < n_rows; k++)                                             \\
+            fb_lanes_row(dst + k * dst_row, src + k * src_row, n, L, lane, masks, \\
+                         INTERLEAVE, P)
+
+    __attribute__((target("ssse3")))
+    static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
+                              Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
+                              const unsigned char *masks, int interleave) {
+        Py_ssize_t k;
+        int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
+        if (interleave) {
+            if (P == 2) FB_LANE_ROWS(1, 2);
+            else if (P == 4) FB_LANE_ROWS(1, 4);
+            else if (P == 8) FB_LANE_ROWS(1, 8);
+            else FB_LANE_ROWS(1, 16);
+        } else {
+            if (P == 2) FB_LANE_ROWS(0, 2);
+            else if (P == 4) FB_LANE_ROWS(0, 4);
+            else if (P == 8) FB_LANE_ROWS(0, 8);
+            else FB_LANE_ROWS(0, 16);
+        }
+    }
+    #undef FB_LANE_ROWS
+    #else
+    /* Never planned without SSSE3 (shuffle_enabled is false); kept portable. */
+    static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
+                              Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
+                              const unsigned char *masks, int interleave) {
+        Py_ssize_t k, i;
+        int l;
+        (void)masks;
+        for (k = 0; k < n_rows; k++)
+            for (i = 0; i < n; i++)
+                for (l = 0; l < L; l++) {
+                    if (interleave)
+                        dst[k * dst_row + i * L + l] = src[k * src_row + lane[l] + i];
+                    else
+                        dst[k * dst_row + lane[l] + i] = src[k * src_row + i * L + l];
+                }
+    }
+    #endif
+    """
+    void fb_lanes_rows(char* dst, const char* src, intp n_rows, intp dst_row, intp src_row,
+                       intp n, int L, const intp* lane, const unsigned char* masks,
+                       int interleave) noexcept nogil
+
+cdef enum:
+    # Lanes in one pixel: one 16-byte register holds a lane of 16 pixels.
+    LANES_MAX = 16
+    # Pixels moved together; a pixel axis shorter than this is not planned.
+    LANE_GROUP = 16
+    LANE_MASKS = 5
+
+
+cdef struct LaneTranspose:
+    int n_lanes                 # L (0: not a lane transpose)
+    bint interleave             # lanes -> pixels (else pixels -> lanes)
+    intp offset[LANES_MAX]      # each lane's byte offset (source if interleave, else destination)
+    unsigned char masks[LANE_MASKS * 16]
+
+
+cdef void plan_lane_masks(LaneTranspose* t) noexcept nogil:
+    """The byte shuffles of ``fb_lanes_row`` for ``t.n_lanes`` lanes."""
+    cdef int L = t.n_lanes, P = 2, e, q, l, k, z, edge
+    while P < L:
+        P *= 2
+    e = 16 // P
+    for k in range(LANE_MASKS * 16):
+        t.masks[k] = 0x80
+    for q in range(e):
+        for l in range(L):
+            t.masks[q * L + l] = <unsigned char>(l * e + q)               # pixel order
+            t.masks[48 + l * e + q] = <unsigned char>(q * L + l)          # lane order
+            t.masks[64 + l * e + q] = <unsigned char>(16 - e * L + q * L + l)
+    # The run's last 16 bytes: the end of register P-2, then register P-1
+    # (both already in pixel order; e*L >= 8, so no other register is needed).
+    edge = (P - 1) * e * L
+    for k in range(16):
+        z = 16 * L - 16 + k
+        if z < edge:
+            t.masks[16 + k] = <unsigned char>(z - (P - 2) * e * L)
+        else:
+            t.masks[32 + k] = <unsigned char>(z - edge)

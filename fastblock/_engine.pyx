@@ -12,14 +12,18 @@ How a copy is run:
    positive (moving both base pointers), sort the axes by destination step,
    largest first, and merge neighbours that are contiguous on both sides. A
    run contiguous on both sides is folded into one wider item.
-2. *Choose the kernel block.* The innermost destination axis is the kernel's
-   inner axis. If the source's smallest step is on another axis, the copy is a
+2. *Choose the kernel block.* Pixels of 2 to 16 one-byte lanes, packed on
+   one side and in separate rows on the other (the block offsets of
+   SpaceToDepth/DepthToSpace on bytes), are transposed 16 pixels at a time
+   in SSE registers (lane transposes, ``_lanes.pxi``), where the CPU has
+   SSSE3. Otherwise the innermost destination axis is the kernel's inner
+   axis. If the source's smallest step is on another axis, the copy is a
    transpose: that axis becomes the kernel's other axis and both are cut into
    tiles that fit in L1, so whole cache lines are read and written. Otherwise
    the other kernel axis is the next destination axis. When that block would
    be tiny (depth_first with channels last moves bs x C items at a time) or
-   is three lanes of bytes, the kernel instead writes rows of up to 512
-   contiguous destination items, each read through a table of source
+   is three lanes of 2-byte items, the kernel instead writes rows of up to
+   512 contiguous destination items, each read through a table of source
    offsets (gather mode), by SSSE3 byte shuffles for 1- and 2-byte items
    where the CPU has them (``_shuffle.pxi``).
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
@@ -27,15 +31,16 @@ How a copy is run:
    as they come free (dynamic schedule: on a busy machine a thread that is
    not scheduled does not hold the others up), each chunk writing its own
    part of the destination. Small copies run on the calling thread alone.
-   A copy given in several parts (fixed offsets, NCHW_VECT_C depth_first
-   with odd block sizes) runs every part of a block before the next block.
+   A copy given in several parts (fixed offsets: space_to_batch's plans)
+   runs every part of a block before the next block.
 
 The GIL is released for the whole copy.
 """
 
 cimport numpy as cnp
 import numpy as np
-from cython.parallel cimport parallel, prange
+from cython.parallel cimport parallel, prange, threadid
+from libc.stdlib cimport free, malloc
 
 cnp.import_array()
 

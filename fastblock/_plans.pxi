@@ -83,8 +83,6 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
     cdef intp depth_step[MAX_INPUT_AXES]
     cdef intp zero = 0
     cdef intp bs = block_size, blocks = 1, channels, groups, per_block = 0, weight
-    cdef intp lane, block, rest, within, space_offset
-    cdef intp[::1] space_offsets, depth_offsets
     cdef int n = 0, k, n_spatial
     if cnp.PyArray_SIZE(space) == 0:
         return
@@ -147,27 +145,9 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
                         &zero, &zero, to_depth, num_threads)
         return
     else:
-        # c_depth = (4*g + r)*M + B = 4*g*M + (r*M + B): a group step of M
-        # groups, and each (r, B) pair is one part of the copy at fixed offsets
-        # (M odd, or bs = 2 mod 4: no split of B into group and lane digits).
-        groups = channels // VECT_C_GROUP
-        extent[n] = groups; space_step[n] = s.channel_stride; depth_step[n] = d.channel_stride * blocks
-        n += 1
-        space_offsets = cvarray_intp(VECT_C_GROUP * blocks)
-        depth_offsets = cvarray_intp(VECT_C_GROUP * blocks)
-        for lane in range(VECT_C_GROUP):
-            for block in range(blocks):
-                space_offset = lane * s.lane_stride
-                rest = block
-                for k in range(n_spatial - 1, -1, -1):
-                    space_offset += (rest % bs) * s.spatial_stride[k]
-                    rest //= bs
-                within = lane * blocks + block
-                space_offsets[lane * blocks + block] = space_offset
-                depth_offsets[lane * blocks + block] = ((within // VECT_C_GROUP) * d.channel_stride
-                                                        + (within % VECT_C_GROUP) * d.lane_stride)
-        _run_block_copy(space, depth, n, extent, space_step, depth_step, VECT_C_GROUP * blocks,
-                        &space_offsets[0], &depth_offsets[0], to_depth, num_threads)
+        # M odd, or bs = 2 mod 4: B's digits do not split into group and
+        # lane digits; the copy goes through planes (see StagedVectC).
+        _staged_vect_c_copy(&s, &d, space, depth, bs, to_depth, num_threads)
         return
 
     weight = blocks
@@ -223,3 +203,147 @@ def tile_copy(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats,
         dst_step[2 * i + 1] = dst_strides[i]
     copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), 2 * n_axes, extent,
                src_step, dst_step, cnp.PyArray_ITEMSIZE(dst), 1, &zero, &zero, num_threads)
+
+
+cdef enum:
+    # Scratch bytes per thread for the planes of one NCHW_VECT_C block.
+    VECT_C_STAGE_BYTES = 64 * 1024
+
+cdef intp NO_OFFSET = 0
+
+
+cdef struct StagedVectC:
+    # NCHW_VECT_C depth_first with bs*bs = M not a multiple of 4. Depth
+    # channel (4*g + r)*M + B, r the space lane and B the block offset, is
+    # depth group g*M + t // 4, lane t % 4 with t = r*M + B: t mixes r and B
+    # in a way no axes describe. So each block of `rows` depth rows of one
+    # space group goes through 4*M planes [t][rows][W/bs] in a per-thread
+    # scratch: space <-> planes is a plain permutation (for bytes a split or
+    # an interleave of 4*bs lanes) and planes <-> depth another (4 lanes).
+    Plan to_planes[2]           # source side -> planes: whole blocks, last block
+    Plan from_planes[2]         # planes -> destination side
+    intp rows, last_rows, n_row_blocks, groups, blocks
+    intp scratch_bytes
+    int n_batch
+    intp batch[MAX_INPUT_AXES]
+    intp src_batch_step[MAX_INPUT_AXES]
+    intp dst_batch_step[MAX_INPUT_AXES]
+    intp src_group_step, dst_group_step, src_row_step, dst_row_step
+    char* src
+    char* dst
+
+
+cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const LogicalView* d,
+                       intp bs, intp rows, intp itemsize, bint to_depth) except -1:
+    """Plans for a block of ``rows`` depth rows (``which``: 0 whole, 1 last)."""
+    cdef intp out_w = s.spatial[1] // bs, blocks = job.blocks
+    cdef intp ext[5]
+    cdef intp space_step[5]
+    cdef intp plane_step[5]
+    cdef intp depth_step[4]
+    cdef char* no_src = NULL
+    cdef char* no_dst = NULL
+    cdef intp plane = rows * out_w * itemsize   # bytes of one plane t
+    # space [r, b1, b2, row, x] <-> planes t = r*M + b1*bs + b2
+    ext[0] = VECT_C_GROUP; space_step[0] = s.lane_stride; plane_step[0] = blocks * plane
+    ext[1] = bs; space_step[1] = s.spatial_stride[0]; plane_step[1] = bs * plane
+    ext[2] = bs; space_step[2] = s.spatial_stride[1]; plane_step[2] = plane
+    ext[3] = rows; space_step[3] = bs * s.spatial_stride[0]; plane_step[3] = out_w * itemsize
+    ext[4] = out_w; space_step[4] = bs * s.spatial_stride[1]; plane_step[4] = itemsize
+    if to_depth:
+        build_plan(&job.to_planes[which], 5, ext, space_step, plane_step, itemsize, 1, &no_src, &no_dst)
+    else:
+        build_plan(&job.from_planes[which], 5, ext, plane_step, space_step, itemsize, 1, &no_src, &no_dst)
+    # planes t = 4*u + lane <-> depth [u, lane, row, x] of this group
+    ext[0] = blocks; plane_step[0] = VECT_C_GROUP * plane; depth_step[0] = d.channel_stride
+    ext[1] = VECT_C_GROUP; plane_step[1] = plane; depth_step[1] = d.lane_stride
+    ext[2] = rows; plane_step[2] = out_w * itemsize; depth_step[2] = d.spatial_stride[0]
+    ext[3] = out_w; plane_step[3] = itemsize; depth_step[3] = d.spatial_stride[1]
+    if to_depth:
+        build_plan(&job.from_planes[which], 4, ext, plane_step, depth_step, itemsize, 1, &no_src, &no_dst)
+    else:
+        build_plan(&job.to_planes[which], 4, ext, depth_step, plane_step, itemsize, 1, &no_src, &no_dst)
+    # Every destination step is positive (the planes, and a result or out=
+    # that is C-contiguous), so the plans did not move the base pointers.
+    if no_src != NULL or no_dst != NULL:
+        raise ValueError("fastblock: NCHW_VECT_C staging needs a contiguous destination")
+    job.to_planes[which].src_offsets = &NO_OFFSET
+    job.to_planes[which].dst_offsets = &NO_OFFSET
+    job.from_planes[which].src_offsets = &NO_OFFSET
+    job.from_planes[which].dst_offsets = &NO_OFFSET
+    return 0
+
+
+cdef void _staged_block(const StagedVectC* job, intp item, char* scratch) noexcept nogil:
+    """Block ``item`` (batch index, group, row block): source -> planes -> destination."""
+    cdef intp row_block = item % job.n_row_blocks, rest = item // job.n_row_blocks
+    cdef intp g = rest % job.groups, src_offset, dst_offset, digit
+    cdef int k, which = 1 if row_block == job.n_row_blocks - 1 and job.last_rows != job.rows else 0
+    rest //= job.groups
+    src_offset = g * job.src_group_step + row_block * job.rows * job.src_row_step
+    dst_offset = g * job.dst_group_step + row_block * job.rows * job.dst_row_step
+    for k in range(job.n_batch - 1, -1, -1):
+        digit = rest % job.batch[k]
+        rest //= job.batch[k]
+        src_offset += digit * job.src_batch_step[k]
+        dst_offset += digit * job.dst_batch_step[k]
+    run_range(&job.to_planes[which], scratch, job.src + src_offset, 0, job.to_planes[which].n_iter)
+    run_range(&job.from_planes[which], job.dst + dst_offset, scratch, 0, job.from_planes[which].n_iter)
+
+
+cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
+                             cnp.ndarray depth, intp bs, bint to_depth, int num_threads) except -1:
+    cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth)
+    cdef intp out_h = s.spatial[0] // bs, out_w = s.spatial[1] // bs, n_items, item, row_bytes
+    cdef int k, n_threads
+    cdef char* scratch
+    cdef StagedVectC* job = <StagedVectC*>malloc(sizeof(StagedVectC))
+    if job == NULL:
+        raise MemoryError()
+    try:
+        job.blocks = bs * bs
+        job.groups = s.channels // VECT_C_GROUP
+        row_bytes = VECT_C_GROUP * job.blocks * out_w * itemsize
+        job.rows = imax(1, imin(out_h, VECT_C_STAGE_BYTES // row_bytes))
+        job.n_row_blocks = (out_h + job.rows - 1) // job.rows
+        job.last_rows = out_h - (job.n_row_blocks - 1) * job.rows
+        job.scratch_bytes = job.rows * row_bytes
+        _staged_plans(job, 0, s, d, bs, job.rows, itemsize, to_depth)
+        if job.last_rows != job.rows:
+            _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth)
+        job.n_batch = s.n_batch
+        n_items = job.groups * job.n_row_blocks
+        for k in range(s.n_batch):
+            job.batch[k] = s.batch[k]
+            job.src_batch_step[k] = s.batch_stride[k] if to_depth else d.batch_stride[k]
+            job.dst_batch_step[k] = d.batch_stride[k] if to_depth else s.batch_stride[k]
+            n_items *= s.batch[k]
+        if to_depth:
+            job.src = <char*>cnp.PyArray_DATA(space); job.dst = <char*>cnp.PyArray_DATA(depth)
+            job.src_group_step = s.channel_stride; job.dst_group_step = job.blocks * d.channel_stride
+            job.src_row_step = bs * s.spatial_stride[0]; job.dst_row_step = d.spatial_stride[0]
+        else:
+            job.src = <char*>cnp.PyArray_DATA(depth); job.dst = <char*>cnp.PyArray_DATA(space)
+            job.src_group_step = job.blocks * d.channel_stride; job.dst_group_step = s.channel_stride
+            job.src_row_step = d.spatial_stride[0]; job.dst_row_step = bs * s.spatial_stride[0]
+        n_threads = num_threads
+        if n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
+            n_threads = 1
+        n_threads = <int>imin(n_threads, n_items)
+        scratch = <char*>malloc(n_threads * job.scratch_bytes)
+        if scratch == NULL:
+            raise MemoryError()
+        try:
+            if n_threads == 1:
+                with nogil:
+                    for item in range(n_items):
+                        _staged_block(job, item, scratch)
+            else:
+                with nogil, parallel(num_threads=n_threads):
+                    for item in prange(n_items, schedule="dynamic"):
+                        _staged_block(job, item, scratch + threadid() * job.scratch_bytes)
+        finally:
+            free(scratch)
+    finally:
+        free(job)
+    return 0

@@ -146,6 +146,28 @@ def test_nchw_vect_c_equals_nchw_split(op_name, mode, bs):
     np.testing.assert_array_equal(op(x, bs, mode, "NCHW_VECT_C"), expected)
 
 
+@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, "V3"])
+@pytest.mark.parametrize("bs", [3, 5, 6])
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_nchw_vect_c_depth_first_through_planes(op_name, bs, dtype, num_threads):
+    """depth_first with bs*bs not a multiple of 4 goes through per-thread
+    planes in blocks of rows: enough rows here for several blocks and a
+    shorter last one, two batch items, several groups, a strided input."""
+    op, ref = OPS[op_name]
+    groups, h, w = 2, 29, 101
+    if op_name == "space_to_depth":
+        shape = (2, groups, bs * h, bs * w, 4)
+    else:
+        shape = (2, groups * bs * bs, h, w, 4)
+    raw = np.random.default_rng(bs).integers(0, 256, (*shape, np.dtype(dtype).itemsize), np.uint8)
+    x = raw.view(np.dtype(dtype)).reshape(shape)
+    expected = ref(x, bs, "depth_first", "NCHW_VECT_C")
+    _check(op(x, bs, "depth_first", "NCHW_VECT_C", num_threads=num_threads), expected)
+    stepped = np.repeat(x, 2, axis=3)[:, :, :, ::2]
+    _check(op(stepped, bs, "depth_first", "NCHW_VECT_C", num_threads=num_threads), expected)
+
+
 ROUND_TRIP_LAYOUTS = ["channels_first", "channels_last"]
 
 

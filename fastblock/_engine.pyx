@@ -478,14 +478,14 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         for part in range(p.n_parts):
             part_dst = dst + p.dst_offsets[part]
             part_src = src + p.src_offsets[part]
-            if p.lanes.n_lanes:
-                fb_lanes_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, size_b, p.lanes.n_lanes,
-                              p.lanes.offset, p.lanes.masks, p.lanes.interleave)
-            elif p.gather_len and p.shuffle.n_pieces:
+            if p.gather_len and p.shuffle.n_pieces:
                 shuffle_rows(&p.shuffle, part_dst, part_src, size_a, p.dst_a, p.src_a,
                              p.gather, p.gather_len, p.width)
             elif p.gather_len:
                 gather_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
+            elif p.lanes.n_lanes:
+                fb_lanes_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, size_b, p.lanes.n_lanes,
+                              p.lanes.offset, p.lanes.masks, p.lanes.interleave)
             else:
                 copy_block(part_dst, part_src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
         k = n - 1

@@ -12,11 +12,11 @@ How a copy is run:
    positive (moving both base pointers), sort the axes by destination step,
    largest first, and merge neighbours that are contiguous on both sides. A
    run contiguous on both sides is folded into one wider item.
-2. *Choose the kernel block.* Pixels of 2 to 16 one-byte lanes, packed on
-   one side and in separate rows on the other (the block offsets of
-   SpaceToDepth/DepthToSpace on bytes), are transposed 16 pixels at a time
-   in SSE registers (lane transposes, ``_lanes.pxi``), where the CPU has
-   SSSE3. Otherwise the innermost destination axis is the kernel's inner
+2. *Choose the kernel block.* Pixels of 2 to 16 one-byte lanes (2 to 8
+   of 2 bytes), packed on one side and in separate rows on the other (the
+   block offsets of SpaceToDepth/DepthToSpace), are transposed a register
+   of pixels at a time in SSE registers (lane transposes, ``_lanes.pxi``),
+   where the CPU has SSSE3. Otherwise the innermost destination axis is the kernel's inner
    axis. If the source's smallest step is on another axis, the copy is a
    transpose: that axis becomes the kernel's other axis and both are cut into
    tiles that fit in L1, so whole cache lines are read and written. Otherwise
@@ -144,41 +144,43 @@ cdef intp transpose_tile_edge(intp width) noexcept nogil:
 
 
 cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
-    """Set up a lane transpose of bytes (``_lanes.pxi``) if the copy is one;
-    the lane axes are then removed and the pixel axis is the last one.
+    """Set up a lane transpose of 1- or 2-byte items (``_lanes.pxi``) if the
+    copy is one; the lane axes are then removed and the pixel axis is the
+    last one.
 
-    Interleave: the innermost destination axes hold at most LANES_MAX items
-    contiguously (the lanes, read at any source steps), and the next
-    destination axis continues them while stepping one byte in the source
+    Interleave: the innermost destination axes hold at most LANES_MAX / w
+    items contiguously (the lanes, read at any source steps), and the next
+    destination axis continues them while stepping one item in the source
     (the pixels). Split: the destination's innermost axis (the pixels) steps
-    L bytes in the source, and axes stepping 1, e1, e1*e2 ... bytes in the
-    source make up those L bytes (the lanes, written at any destination
+    L items in the source, and axes stepping 1, e1, e1*e2 ... items in the
+    source make up those L items (the lanes, written at any destination
     steps). Lanes that repeat a source item (Tile) are left to the other
-    kernels, and so are pixel axes too short for a group of LANE_GROUP."""
+    kernels, and so are pixel axes shorter than a register of items."""
     cdef int m = n_axes[0], k, i, j, a, d, n_lane_axes = 0
-    cdef intp n_lanes = 1, offset
+    cdef intp w = p.width, n_lanes = 1, offset, max_lanes = LANES_MAX // p.width
+    cdef intp group = LANE_GROUP // p.width
     cdef int lane_axis[LANES_MAX]
     cdef LaneTranspose* t = &p.lanes
     t.n_lanes = 0
-    if not shuffle_enabled or p.width != 1 or m < 2:
+    if not shuffle_enabled or (w != 1 and w != 2) or m < 2:
         return False
     k = m - 1
-    while k >= 0 and ds[k] == n_lanes and ss[k] != 0 and n_lanes * ext[k] <= LANES_MAX:
+    while k >= 0 and ds[k] == n_lanes * w and ss[k] != 0 and n_lanes * ext[k] <= max_lanes:
         n_lanes *= ext[k]
         k -= 1
-    if n_lanes >= 2 and k >= 0 and ds[k] == n_lanes and ss[k] == 1 and ext[k] >= LANE_GROUP:
+    if n_lanes >= 2 and k >= 0 and ds[k] == n_lanes * w and ss[k] == w and ext[k] >= group:
         t.interleave = True
         for i in range(k + 1, m):
             lane_axis[n_lane_axes] = i
             n_lane_axes += 1
     else:
-        # Split: find the axes that pack the source bytes of one pixel,
+        # Split: find the axes that pack the source items of one pixel,
         # innermost first.
         n_lanes = 1
-        while ss[m - 1] != n_lanes:
+        while ss[m - 1] != n_lanes * w:
             j = -1
             for i in range(m - 1):
-                if ss[i] == n_lanes and n_lanes * ext[i] <= LANES_MAX:
+                if ss[i] == n_lanes * w and n_lanes * ext[i] <= max_lanes:
                     j = i
                     break
             if j < 0:
@@ -186,7 +188,7 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
             lane_axis[n_lane_axes] = j
             n_lane_axes += 1
             n_lanes *= ext[j]
-        if n_lanes < 2 or ds[m - 1] != 1 or ext[m - 1] < LANE_GROUP:
+        if n_lanes < 2 or ds[m - 1] != w or ext[m - 1] < group:
             return False
         t.interleave = False
         # Lane axes sorted by position for the removal below.
@@ -206,11 +208,11 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
         for i in range(n_lane_axes):
             a = lane_axis[i]
             if t.interleave:
-                offset += (j // ds[a]) % ext[a] * ss[a]
+                offset += (j // (ds[a] // w)) % ext[a] * ss[a]
             else:
-                offset += (j // ss[a]) % ext[a] * ds[a]
+                offset += (j // (ss[a] // w)) % ext[a] * ds[a]
         t.offset[j] = offset
-    plan_lane_masks(t)
+    plan_lane_masks(t, w)
     # Remove the lane axes, keeping the order of the others.
     j = 0
     d = 0
@@ -383,9 +385,9 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
                 if iabs(ss[i]) < iabs(ss[a_axis]):
                     a_axis = i
         first_kernel = b_axis
-        p.tile_b = imin(ext[b_axis], imax(LANE_GROUP, p.block_bytes // (p.lanes.n_lanes * LANE_GROUP)
+        p.tile_b = imin(ext[b_axis], imax(LANE_GROUP, p.block_bytes // (p.lanes.n_lanes * p.width * LANE_GROUP)
                                           * LANE_GROUP))
-        p.tile_a = imax(1, p.block_bytes // (p.tile_b * p.lanes.n_lanes))
+        p.tile_a = imax(1, p.block_bytes // (p.tile_b * p.lanes.n_lanes * p.width))
     else:
         # Kernel axes: b is the innermost destination axis; a is the source's
         # contiguous axis when that is another one (a transpose), else b's
@@ -485,7 +487,7 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
                 gather_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
             elif p.lanes.n_lanes:
                 fb_lanes_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, size_b, p.lanes.n_lanes,
-                              p.lanes.offset, p.lanes.masks, p.lanes.interleave)
+                              p.lanes.offset, p.lanes.masks, p.lanes.interleave, <int>p.width)
             else:
                 copy_block(part_dst, part_src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
         k = n - 1

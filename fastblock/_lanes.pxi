@@ -1,8 +1,8 @@
-# Lane transposes of bytes: interleave L rows ("lanes") of bytes into pixels
-# of L bytes, or split pixels back into lanes, 16 pixels at a time in SSE
-# registers.
+# Lane transposes of 1- and 2-byte items: interleave L rows ("lanes") of
+# items into pixels of L items, or split pixels back into lanes, 16 bytes of
+# each lane at a time in SSE registers (16 pixels of bytes, 8 of 2-byte items).
 #
-# This is the inner move of SpaceToDepth/DepthToSpace on bytes: the block
+# This is the inner move of SpaceToDepth/DepthToSpace on small items: the block
 # offsets (bx; or by, bx) are the lanes and the pixels run along a spatial
 # axis (channels_first) or along the channels (depth_first, channels_last,
 # where the lanes are bs*bs block offsets read from bs source rows). Item by
@@ -12,17 +12,18 @@
 # power of two) and one store per 16 bytes, well under one instruction per
 # byte.
 #
-# Interleave (lanes -> pixels): lane l of 16 pixels is one 16-byte load at
-# its own offset; P registers (the lanes, padded with zeros) hold a P x P
-# matrix of (16/P)-byte elements, each element 16/P pixels of one lane; the
-# transpose leaves register c with the elements of every lane for pixels
-# c*16/P onwards, and a byte shuffle orders them pixel by pixel (L bytes a
+# Interleave (lanes -> pixels): lane l of a group of pixels is one 16-byte
+# load at its own offset; P registers (the lanes, padded with zeros) hold a
+# P x P matrix of (16/P)-byte elements, each element the next pixels of one
+# lane; the transpose leaves register c with the elements of every lane for
+# the same pixels, and a byte shuffle orders them pixel by pixel (L items a
 # pixel). The registers are stored overlapping, each over the previous one's
-# spare bytes. The last store would write past the 16 pixels, so at the end
+# spare bytes. The last store would write past the group, so at the end
 # of a run it is rebuilt from the last two registers to end exactly there.
 #
 # Split (pixels -> lanes): the same in reverse; the last 16-byte load of a
 # run is taken to end at the run's last byte, so no load leaves the source.
+# Pixels after the last whole group are moved item by item.
 #
 # SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
 # uses lane transposes only where ``shuffle_enabled`` says so.
@@ -72,28 +73,30 @@ cdef extern from *:
 
     #define FB_MASK(k) _mm_loadu_si128((const __m128i *)(masks + 16 * (k)))
 
-    /* One row of n pixels of L lanes (P = L rounded up to a power of two,
-       both constants after inlining). masks: pixel order, end of run (last
-       two registers), lane order, lane order of the run's last load. */
+    /* One row of n pixels of L lanes of W-byte items (P = L rounded up to a
+       power of two; W, P and interleave are constants after inlining).
+       masks: pixel order, end of run (last two registers), lane order, lane
+       order of the run's last load. */
     static inline __attribute__((always_inline, target("ssse3")))
     void fb_lanes_row(char *dst, const char *src, Py_ssize_t n, int L, const Py_ssize_t *lane,
-                      const unsigned char *masks, const int interleave, const int P) {
-        const int e = 16 / P;               /* pixels in one element */
-        const Py_ssize_t span = 16 * (Py_ssize_t)L;     /* bytes of 16 pixels */
+                      const unsigned char *masks, const int interleave, const int P, const int W) {
+        const int e = 16 / P;               /* bytes of one lane in one element */
+        const int G = 16 / W;               /* pixels in a group (a lane register) */
+        const Py_ssize_t span = 16 * (Py_ssize_t)L;     /* bytes of a group's pixels */
         const __m128i pixel_order = FB_MASK(0), lane_order = FB_MASK(3);
         __m128i r[16];
         Py_ssize_t i;
         int c, l;
-        for (i = 0; i + 16 <= n; i += 16) {
-            int run_end = i + 32 > n;       /* no whole group of 16 pixels follows */
+        for (i = 0; i + G <= n; i += G) {
+            int run_end = i + 2 * G > n;    /* no whole group follows */
             /* Every register index is a constant once the loops over P are
                unrolled, so the registers stay registers; L is checked at
                run time. */
             if (interleave) {
-                char *d = dst + i * L;
+                char *d = dst + i * L * W;
                 FB_UNROLL
                 for (l = 0; l < P; l++)
-                    r[l] = l < L ? _mm_loadu_si128((const __m128i *)(src + lane[l] + i))
+                    r[l] = l < L ? _mm_loadu_si128((const __m128i *)(src + lane[l] + i * W))
                                  : _mm_setzero_si128();
                 fb_transpose_registers(r, P);
                 FB_UNROLL
@@ -110,7 +113,7 @@ cdef extern from *:
                                      _mm_or_si128(_mm_shuffle_epi8(r[P - 2], FB_MASK(1)),
                                                   _mm_shuffle_epi8(r[P - 1], FB_MASK(2))));
             } else {
-                const char *s = src + i * L;
+                const char *s = src + i * L * W;
                 FB_UNROLL
                 for (c = 0; c < P - 1; c++) {
                     r[c] = _mm_loadu_si128((const __m128i *)(s + c * e * L));
@@ -129,48 +132,55 @@ cdef extern from *:
                 FB_UNROLL
                 for (l = 0; l < P; l++)
                     if (l < L)
-                        _mm_storeu_si128((__m128i *)(dst + lane[l] + i), r[l]);
+                        _mm_storeu_si128((__m128i *)(dst + lane[l] + i * W), r[l]);
             }
         }
         for (; i < n; i++)
             for (l = 0; l < L; l++) {
                 if (interleave)
-                    dst[i * L + l] = src[lane[l] + i];
+                    memcpy(dst + (i * L + l) * W, src + lane[l] + i * W, W);
                 else
-                    dst[lane[l] + i] = src[i * L + l];
+                    memcpy(dst + lane[l] + i * W, src + (i * L + l) * W, W);
             }
     }
     #undef FB_MASK
 
-    #define FB_LANE_ROWS(INTERLEAVE, P)                                          \\
+    #define FB_LANE_ROWS(INTERLEAVE, P, W)                                       \\
         for (k = 0; k < n_rows; k++)                                             \\
             fb_lanes_row(dst + k * dst_row, src + k * src_row, n, L, lane, masks, \\
-                         INTERLEAVE, P)
+                         INTERLEAVE, P, W)
+    #define FB_LANE_SIZES(INTERLEAVE)                                            \\
+        if (width == 1) {                                                        \\
+            if (P == 2) FB_LANE_ROWS(INTERLEAVE, 2, 1);                          \\
+            else if (P == 4) FB_LANE_ROWS(INTERLEAVE, 4, 1);                     \\
+            else if (P == 8) FB_LANE_ROWS(INTERLEAVE, 8, 1);                     \\
+            else FB_LANE_ROWS(INTERLEAVE, 16, 1);                                \\
+        } else {                                                                 \\
+            if (P == 2) FB_LANE_ROWS(INTERLEAVE, 2, 2);                          \\
+            else if (P == 4) FB_LANE_ROWS(INTERLEAVE, 4, 2);                     \\
+            else FB_LANE_ROWS(INTERLEAVE, 8, 2);                                 \\
+        }
 
+    /* width: 1, or 2 with L <= 8. */
     __attribute__((target("ssse3")))
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
-                              const unsigned char *masks, int interleave) {
+                              const unsigned char *masks, int interleave, int width) {
         Py_ssize_t k;
         int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
         if (interleave) {
-            if (P == 2) FB_LANE_ROWS(1, 2);
-            else if (P == 4) FB_LANE_ROWS(1, 4);
-            else if (P == 8) FB_LANE_ROWS(1, 8);
-            else FB_LANE_ROWS(1, 16);
+            FB_LANE_SIZES(1)
         } else {
-            if (P == 2) FB_LANE_ROWS(0, 2);
-            else if (P == 4) FB_LANE_ROWS(0, 4);
-            else if (P == 8) FB_LANE_ROWS(0, 8);
-            else FB_LANE_ROWS(0, 16);
+            FB_LANE_SIZES(0)
         }
     }
+    #undef FB_LANE_SIZES
     #undef FB_LANE_ROWS
     #else
     /* Never planned without SSSE3 (shuffle_enabled is false); kept portable. */
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
-                              const unsigned char *masks, int interleave) {
+                              const unsigned char *masks, int interleave, int width) {
         Py_ssize_t k, i;
         int l;
         (void)masks;
@@ -178,21 +188,25 @@ cdef extern from *:
             for (i = 0; i < n; i++)
                 for (l = 0; l < L; l++) {
                     if (interleave)
-                        dst[k * dst_row + i * L + l] = src[k * src_row + lane[l] + i];
+                        memcpy(dst + k * dst_row + (i * L + l) * width,
+                               src + k * src_row + lane[l] + i * width, width);
                     else
-                        dst[k * dst_row + lane[l] + i] = src[k * src_row + i * L + l];
+                        memcpy(dst + k * dst_row + lane[l] + i * width,
+                               src + k * src_row + (i * L + l) * width, width);
                 }
     }
     #endif
     """
     void fb_lanes_rows(char* dst, const char* src, intp n_rows, intp dst_row, intp src_row,
                        intp n, int L, const intp* lane, const unsigned char* masks,
-                       int interleave) noexcept nogil
+                       int interleave, int width) noexcept nogil
 
 cdef enum:
-    # Lanes in one pixel: one 16-byte register holds a lane of 16 pixels.
+    # Lanes in one pixel of bytes (16 pixels of a lane fill a register); of
+    # 2-byte items, half as many.
     LANES_MAX = 16
-    # Pixels moved together; a pixel axis shorter than this is not planned.
+    # Pixels moved together at most (bytes); a pixel axis shorter than a
+    # register's worth of its items is not planned.
     LANE_GROUP = 16
     LANE_MASKS = 5
 
@@ -204,19 +218,25 @@ cdef struct LaneTranspose:
     unsigned char masks[LANE_MASKS * 16]
 
 
-cdef void plan_lane_masks(LaneTranspose* t) noexcept nogil:
-    """The byte shuffles of ``fb_lanes_row`` for ``t.n_lanes`` lanes."""
-    cdef int L = t.n_lanes, P = 2, e, q, l, k, z, edge
+cdef void plan_lane_masks(LaneTranspose* t, intp width) noexcept nogil:
+    """The byte shuffles of ``fb_lanes_row`` for ``t.n_lanes`` lanes of
+    ``width``-byte items. A register holds P elements of e bytes (e * P =
+    16): e / width pixels of one lane (lane order) or, after the transpose,
+    of every lane (pixel order)."""
+    cdef int L = t.n_lanes, P = 2, e, per, q, l, b, k, z, edge
     while P < L:
         P *= 2
     e = 16 // P
+    per = e // <int>width
     for k in range(LANE_MASKS * 16):
         t.masks[k] = 0x80
-    for q in range(e):
+    for q in range(per):
         for l in range(L):
-            t.masks[q * L + l] = <unsigned char>(l * e + q)               # pixel order
-            t.masks[48 + l * e + q] = <unsigned char>(q * L + l)          # lane order
-            t.masks[64 + l * e + q] = <unsigned char>(16 - e * L + q * L + l)
+            for b in range(width):
+                t.masks[(q * L + l) * width + b] = <unsigned char>((l * per + q) * width + b)
+                t.masks[48 + (l * per + q) * width + b] = <unsigned char>((q * L + l) * width + b)
+                t.masks[64 + (l * per + q) * width + b] = \
+                    <unsigned char>(16 - e * L + (q * L + l) * width + b)
     # The run's last 16 bytes: the end of register P-2, then register P-1
     # (both already in pixel order; e*L >= 8, so no other register is needed).
     edge = (P - 1) * e * L

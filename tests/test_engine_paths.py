@@ -148,7 +148,7 @@ def test_large_blocks_keep_the_block_kernel():
 @pytest.mark.parametrize("shape, axes", [
     ((8, 20, 3, 2, 2), (0, 3, 1, 4, 2)),     # depth_to_space depth_first, channels_last
     ((8, 2, 20, 2, 3), (0, 2, 4, 1, 3)),     # space_to_depth depth_first, channels_last
-    ((4, 60, 3), (0, 2, 1)),                 # three lanes split (lane transposes for bytes)
+    ((4, 60, 3), (0, 2, 1)),                 # three lanes split (lane transposes)
     ((4, 3, 60), (0, 2, 1)),                 # three lanes interleaved (the same)
 ])
 def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, byte_shuffles):
@@ -162,18 +162,19 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
     assert _same(fb.transpose(x, axes), expected)
     view = np.transpose(x, axes)
     plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, view.dtype).strides, width)
-    lanes = width == 1 and len(shape) == 3
+    lanes = len(shape) == 3
     assert plan["kernel"] == ("lanes" if lanes and byte_shuffles else "gather" if byte_shuffles
                               else "block" if lanes else plan["kernel"])
     assert (plan["shuffled_pieces"] > 0) == (byte_shuffles and not lanes)
 
 
-# Lane transposes of bytes: pixels of L one-byte lanes (2 <= L <= 16) built
-# from L source rows (interleave) or split into L destination rows, 16 pixels
-# at a time. (shape, axes) with the lanes' extents; pixel counts around the
-# group of 16 reach the last-group stores and loads and the item-by-item tail.
+# Lane transposes: pixels of L lanes of 1-byte (2 <= L <= 16) or 2-byte
+# items (L <= 8) built from L source rows (interleave) or split into L
+# destination rows, a 16-byte register of each lane at a time. (shape, axes)
+# with the lanes' extents; pixel counts around the group (16 or 8 pixels)
+# reach the last-group stores and loads and the item-by-item tail.
 LANE_CASES = [
-    ((5, L, n), (0, 2, 1)) for L in (2, 3, 4, 5, 8, 9, 12, 16) for n in (16, 17, 33, 64)
+    ((5, L, n), (0, 2, 1)) for L in (2, 3, 4, 5, 8, 9, 12, 16) for n in (8, 16, 17, 33, 64)
 ] + [
     ((5, n, L), (0, 2, 1)) for L in (2, 3, 4, 7, 9, 16) for n in (16, 31, 48)
 ] + [
@@ -187,21 +188,22 @@ LANE_CASES = [
 ]
 
 
+@pytest.mark.parametrize("width", [1, 2])
 @pytest.mark.parametrize("shape, axes", LANE_CASES)
-def test_byte_lanes_are_transposed_in_registers(shape, axes, byte_shuffles):
-    values = _values(shape, 1)
+def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
+    values = _values(shape, width)
     # The source ends its buffer and the result starts one: a load or a
     # store past either end would show (and the sanitizer build reports it).
     source = np.empty(values.size + 5, values.dtype)[5:].reshape(shape)
     source[...] = values
     expected = np.ascontiguousarray(np.transpose(values, axes))
-    result_buffer = np.zeros(expected.size + 32, np.uint8)
-    out = result_buffer[:expected.size].view(expected.dtype).reshape(expected.shape)
+    result_buffer = np.zeros(expected.nbytes + 32, np.uint8)
+    out = result_buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
     fb.transpose(source, axes, out=out)
     assert _same(out, expected)
-    assert not result_buffer[expected.size:].any()
-    plan = _plan(shape, axes, 1)
-    assert (plan["kernel"] == "lanes") == byte_shuffles
+    assert not result_buffer[expected.nbytes:].any()
+    if not byte_shuffles:
+        assert _plan(shape, axes, width)["kernel"] != "lanes"
 
 
 @pytest.mark.parametrize("num_threads", [1, 2, 3, 8])
@@ -210,8 +212,9 @@ def test_byte_lanes_are_transposed_in_registers(shape, axes, byte_shuffles):
     ((64, 40, 16, 3, 3), (0, 3, 1, 4, 2)),   # split
     ((16, 3, 1000), (0, 2, 1)),              # long pixel rows cut into blocks
 ])
-def test_byte_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_threads):
-    x = _values(shape, 1)
+@pytest.mark.parametrize("width", [1, 2])
+def test_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_threads, width):
+    x = _values(shape, width)
     expected = np.ascontiguousarray(np.transpose(x, axes))
     assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)
     buffer = np.zeros((2, *expected.shape), expected.dtype)
@@ -220,13 +223,30 @@ def test_byte_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_t
     assert not np.ascontiguousarray(buffer[1]).view(np.uint8).any()
 
 
-def test_byte_lanes_with_reversed_source_lanes():
-    x = _values((5, 9, 40), 1)[:, ::-1]
+@pytest.mark.parametrize("width", [1, 2])
+def test_lanes_with_reversed_source_lanes(width):
+    x = _values((5, 7, 40), width)[:, ::-1]
     expected = np.ascontiguousarray(np.transpose(x, (0, 2, 1)))
     assert _same(fb.transpose(x, (0, 2, 1)), expected)
 
 
-def test_lane_transposes_are_only_for_bytes_and_long_pixel_rows():
-    assert _plan((5, 9, 40), (0, 2, 1), 2)["kernel"] != "lanes"
+@pytest.mark.parametrize("shape, axes, width, lanes", [
+    ((5, 9, 40), (0, 2, 1), 1, 9),       # interleave
+    ((5, 40, 9), (0, 2, 1), 1, 9),       # split
+    ((5, 5, 40), (0, 2, 1), 2, 5),
+    ((5, 40, 8), (0, 2, 1), 2, 8),
+    ((5, 16, 8), (0, 2, 1), 1, 8),       # 8 pixels of 16 lanes: split 16 pixels of 8 lanes
+    ((4, 3, 5, 3, 16), (0, 2, 4, 1, 3), 1, 9),
+    ((3, 8, 2, 40, 2), (2, 4, 0, 1, 3), 2, 2),
+])
+def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
+    plan = _plan(shape, axes, width)
+    assert (plan["kernel"], plan["lanes"]) == (("lanes", lanes) if byte_shuffles else (plan["kernel"], 0))
+    assert plan["kernel"] != "lanes" or byte_shuffles
+
+
+def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
+    assert _plan((5, 9, 40), (0, 2, 1), 2)["kernel"] != "lanes"      # more than 8 lanes of 2 bytes
+    assert _plan((5, 5, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 4-byte items
     assert _plan((5, 9, 15), (0, 2, 1), 1)["kernel"] != "lanes"      # fewer than 16 pixels
     assert _plan((5, 17, 40), (0, 2, 1), 1)["kernel"] != "lanes"     # more than 16 lanes

@@ -125,6 +125,11 @@ cdef struct Plan:
     intp gather_len
     intp gather[GATHER_MAX]
     ShuffleProgram shuffle      # the gathered run by byte shuffles, if any
+    # A run split from an axis with no fitting divisor: the last index of
+    # loop axis ragged_loop (-1: none) runs the first gather_tail_len items.
+    int ragged_loop
+    intp gather_tail_len
+    ShuffleProgram tail_shuffle
     # Lane transpose mode (lanes.n_lanes > 0): the b axis runs over pixels
     # of n_lanes bytes, packed on one side and split into lanes on the other.
     LaneTranspose lanes
@@ -227,12 +232,16 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
 
 
 cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
-                     intp block_items, bint need_shuffle, int* row_axis) noexcept nogil:
+                     intp block_items, bint need_shuffle, int* row_axis,
+                     int* ragged_axis) noexcept nogil:
     """Set up gather mode if it gives longer kernel rows than ``block_items``.
 
     The gathered run is the innermost destination axes over which the
     destination is contiguous, as many whole axes as fit in GATHER_MAX items,
-    then a divisor of the next contiguous axis (which is split in two). The
+    then a divisor of the next contiguous axis (which is split in two). When
+    that axis has no divisor near the best size (1182 = 6 * 197, say), it is
+    split raggedly: its last piece is shorter, a prefix of the run
+    (``ragged_axis`` is the outer part's axis, else -1). The
     offsets of the run's items in the source go into ``p.gather``. The
     kernel's rows step along the remaining axis with the smallest source
     step (``row_axis``), so rows that read the same source lines run back to
@@ -241,7 +250,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     blocks not much smaller, and ``need_shuffle`` asks for a run that byte
     shuffles can build."""
     cdef int m = n_axes[0], k = m - 1, i, row = -1
-    cdef intp run = 1, part = 1, rows = 1, j, offset, step, best_step = 0
+    cdef intp run = 1, part = 1, rows = 1, j, offset, step, best_step = 0, ideal, n_pieces, tail = 0
     cdef intp digit[MAX_AXES]
     cdef intp digit_extent[MAX_AXES]
     cdef intp digit_step[MAX_AXES]
@@ -250,14 +259,25 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
         run *= ext[k]
         k -= 1
     if k >= 0 and ds[k] == p.width * run:
-        # Split the next contiguous axis by its largest divisor that fits.
-        part = GATHER_MAX // run
+        # Split the next contiguous axis by its largest divisor that fits,
+        # or into near-equal pieces and a shorter last one.
+        ideal = GATHER_MAX // run
+        part = ideal
         while ext[k] % part != 0:
             part -= 1
+        if 2 * part < ideal and ext[k] > ideal:
+            n_pieces = (ext[k] + ideal - 1) // ideal
+            part = (ext[k] + n_pieces - 1) // n_pieces
+            tail = ext[k] - (n_pieces - 1) * part
     # One strided axis is what the block kernel does already.
     if m - 1 - k < 2 and part == 1:
         return -1
     for i in range(k + 1):
+        # The ragged axis stays a loop axis, and the pieces along it come
+        # one after another: rows may only step less in the source (rows
+        # that step further would walk the source in strips one piece wide).
+        if tail and (i == k or iabs(ss[i]) > iabs(ss[k] * part)):
+            continue
         step = iabs(ss[i] * part) if i == k else iabs(ss[i])
         if row < 0 or step < best_step:
             row = i
@@ -292,11 +312,15 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.total_bytes * p.n_parts)
     if need_shuffle and p.shuffle.n_pieces == 0:
         return -1
+    # The last piece's run is the table's prefix (its outer digit is axis k's).
+    p.gather_tail_len = run * tail
+    plan_shuffle(&p.tail_shuffle, p.gather, run * tail, p.width, p.total_bytes * p.n_parts)
+    ragged_axis[0] = k if tail else -1
     if part > 1:
         for i in range(m, k + 1, -1):
             ext[i] = ext[i - 1]; ss[i] = ss[i - 1]; ds[i] = ds[i - 1]
         ext[k + 1] = part; ss[k + 1] = ss[k]; ds[k + 1] = ds[k]
-        ext[k] = ext[k] // part; ss[k] = ss[k] * part; ds[k] = ds[k] * part
+        ext[k] = (ext[k] + part - 1) // part; ss[k] = ss[k] * part; ds[k] = ds[k] * part
         n_axes[0] = m + 1
     p.gather_len = run * part
     row_axis[0] = row
@@ -316,7 +340,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge, block_rows, block_items
     cdef LaneShape lane_shape
     cdef bint shuffle_lanes
-    cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel
+    cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel, ragged_axis = -1
 
     total = itemsize
     for i in range(ndim):
@@ -423,7 +447,8 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         # Three lanes of bytes do not vectorise in C; byte shuffles do them.
         shuffle_lanes = shuffles_pay(p.total_bytes * n_parts) and lane_shape.lanes == 3 and p.width <= 2
         if (block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN) or shuffle_lanes:
-            k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes, &a_axis)
+            k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes,
+                            &a_axis, &ragged_axis)
             if k >= 0:
                 first_kernel = k
     if p.gather_len:
@@ -438,8 +463,11 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.tile_a = imin(p.tile_a, p.n_a)
 
     p.n_loop = 0
+    p.ragged_loop = -1
     for i in range(first_kernel):
         if i != a_axis:
+            if i == ragged_axis:
+                p.ragged_loop = p.n_loop
             p.extent[p.n_loop] = ext[i]
             p.src_step[p.n_loop] = ss[i]
             p.dst_step[p.n_loop] = ds[i]
@@ -463,7 +491,8 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     """Run loop iterations ``start`` to ``stop`` (linear odometer positions),
     each kernel block once for every part."""
     cdef intp idx[MAX_LOOP]
-    cdef intp rem = start, it, size_a, size_b, part
+    cdef intp rem = start, it, size_a, size_b, part, run
+    cdef const ShuffleProgram* program
     cdef char* part_dst
     cdef const char* part_src
     cdef int k, n = p.n_loop
@@ -477,14 +506,19 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     for it in range(start, stop):
         size_a = imin(p.tile_a, p.n_a - idx[n - 2] * p.tile_a)
         size_b = imin(p.tile_b, p.n_b - idx[n - 1] * p.tile_b)
+        run = p.gather_len
+        program = &p.shuffle
+        if p.ragged_loop >= 0 and idx[p.ragged_loop] == p.extent[p.ragged_loop] - 1:
+            run = p.gather_tail_len
+            program = &p.tail_shuffle
         for part in range(p.n_parts):
             part_dst = dst + p.dst_offsets[part]
             part_src = src + p.src_offsets[part]
-            if p.gather_len and p.shuffle.n_pieces:
-                shuffle_rows(&p.shuffle, part_dst, part_src, size_a, p.dst_a, p.src_a,
-                             p.gather, p.gather_len, p.width)
+            if p.gather_len and program.n_pieces:
+                shuffle_rows(program, part_dst, part_src, size_a, p.dst_a, p.src_a,
+                             p.gather, run, p.width)
             elif p.gather_len:
-                gather_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, p.gather, p.gather_len, p.width)
+                gather_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, p.gather, run, p.width)
             elif p.lanes.n_lanes:
                 fb_lanes_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, size_b, p.lanes.n_lanes,
                               p.lanes.offset, p.lanes.masks, p.lanes.interleave, <int>p.width)
@@ -584,8 +618,10 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
 
 def describe(extents, src_strides, dst_strides, intp itemsize):
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
-    ``kernel`` ("gather" or "block"), ``width`` (bytes per folded item), the
-    kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile),
+    ``kernel`` ("lanes", "gather" or "block"), ``lanes`` (lane transposes:
+    lanes per pixel), ``width`` (bytes per folded item), the kernel block's
+    ``rows`` and ``row_items`` (gathered run, or b-axis tile), ``last_row_items``
+    (the shorter run of a ragged split, else None),
     ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles)
     and ``loop`` (the outer loop's extents). For tests and tuning."""
     cdef Plan plan
@@ -609,6 +645,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize):
         "width": plan.width,
         "rows": plan.tile_a,
         "row_items": plan.gather_len if plan.gather_len else plan.tile_b,
+        "last_row_items": plan.gather_tail_len if plan.ragged_loop >= 0 else None,
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
     }

@@ -54,7 +54,8 @@ GATHER_CASES = [
     # axis is split by a divisor (100 = 4 * 25).
     ((100, 3, 2, 2), (0, 1, 3, 2)),
     ((2, 100, 2, 3), (0, 1, 3, 2)),
-    # A prime extent has no divisor to split by: rows of the inner run.
+    # A prime factor leaves no divisor near the best run length: the run's
+    # outer axis is cut into near-equal pieces, the last one shorter.
     ((2, 97, 2, 3), (0, 1, 3, 2)),
     # depth_to_space depth_first, channels_last: [h, w, c, b1, b2] -> [h, b1, w, b2, c].
     ((4, 12, 3, 2, 2), (0, 3, 1, 4, 2)),
@@ -250,3 +251,26 @@ def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     assert _plan((5, 5, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 4-byte items
     assert _plan((5, 9, 15), (0, 2, 1), 1)["kernel"] != "lanes"      # fewer than 16 pixels
     assert _plan((5, 17, 40), (0, 2, 1), 1)["kernel"] != "lanes"     # more than 16 lanes
+
+
+@pytest.mark.parametrize("width", [1, 2, 4])
+@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("shape, axes", [
+    # depth_to_space depth_first, channels_last, W/bs = 394 = 2 * 197: no
+    # divisor near the best run length, so the run's outer axis is cut into
+    # equal pieces and a shorter last one.
+    ((64, 394, 3, 2, 2), (0, 3, 1, 4, 2)),
+    # space_to_depth depth_first, channels_last, the same width.
+    ((64, 2, 394, 2, 3), (0, 2, 4, 1, 3)),
+])
+def test_ragged_gathered_runs(shape, axes, width, num_threads, byte_shuffles):
+    values = _values(shape, width)
+    # The source ends its buffer: a shuffle window of the shorter last run
+    # must not read past it.
+    x = np.empty(values.size + 3, values.dtype)[3:].reshape(shape)
+    x[...] = values
+    expected = np.ascontiguousarray(np.transpose(values, axes))
+    assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)
+    plan = _plan(shape, axes, width)
+    assert plan["kernel"] == "gather"
+    assert 0 < plan["last_row_items"] < plan["row_items"]

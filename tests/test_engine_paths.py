@@ -274,3 +274,16 @@ def test_ragged_gathered_runs(shape, axes, width, num_threads, byte_shuffles):
     plan = _plan(shape, axes, width)
     assert plan["kernel"] == "gather"
     assert 0 < plan["last_row_items"] < plan["row_items"]
+
+
+def test_blocks_that_end_a_source_row_are_followed_by_the_next_row():
+    # space_to_depth, 5-D, bs 2: each block (one source row, bw interleaved)
+    # is a whole kernel; the bh axis, whose source step is one row, runs
+    # innermost so that the source is read row after row.
+    x = _values((8, 6, 2, 6, 2, 64, 2), 4)
+    axes = (2, 4, 6, 0, 1, 3, 5)
+    plan = _plan(x.shape, axes, 4)
+    assert plan["kernel"] == "block" and plan["loop"][-3:] == (2, 1, 1)
+    expected = np.ascontiguousarray(np.transpose(x, axes))
+    for num_threads in (1, 3):
+        assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)

@@ -88,6 +88,8 @@ cdef intp CHUNKS_PER_THREAD = 4
 # A kernel block below this many bytes pays more for its call and dispatch
 # than for its items: the plan then gathers whole destination runs instead.
 cdef intp SMALL_BLOCK_BYTES = 1024
+# Bytes of a cache line (the unit the source is read in).
+cdef intp CACHE_LINE = 64
 # Lanes this long or longer keep the vectorised lane kernel even in a small block.
 cdef intp LANES_MIN_RUN = 32
 
@@ -490,22 +492,42 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
 
 
 cdef void continue_source_run(Plan* p, intp n_b, intp src_b) noexcept nogil:
-    """Make the loop axis that continues a whole block's source span the
+    """Make the loop axis that continues a whole block's source the
     innermost one, when the blocks are whole kernel axes.
 
-    The loop runs in destination order, which writes sequentially; when
-    each block reads one short source row (5-D space_to_depth: a row of
-    W items, bs of them interleaved), the next block in destination order
-    reads a row elsewhere, and the source is swept bs times in strips (2.6x
-    np.copyto for 5-D float32 bs=2 on one thread, 1.0 with this). The axis
-    whose source step is the block's source span reads the adjacent row
-    next."""
-    cdef intp span = imax(iabs(p.src_a) * p.n_a, iabs(src_b) * n_b), e, s_step, d_step
+    The loop runs in destination order, which writes sequentially. When
+    each block reads short source runs, the next block in destination
+    order reads elsewhere and the source is swept in strips: 5-D
+    space_to_depth (a block is one source row of W items, bs of them
+    interleaved: 2.6x np.copyto on one thread for float32 bs=2, 1.0 with
+    this), or a Fortran-order input (a block reads the 8 batch items of
+    128 pixels, half a cache line each; the other half is the next
+    channel's). The axis whose source step is the length of the block's
+    contiguous source run, if that is under a cache line, else the block's
+    whole source span, goes next."""
+    cdef intp small_step = p.src_a, small_n = p.n_a, large_step = src_b, large_n = n_b
+    cdef intp run = 0, span, e, s_step, d_step
     cdef int i, j = -1
-    for i in range(p.n_loop - 1):
-        if p.src_step[i] == span:
+    if iabs(small_step) > iabs(large_step):
+        small_step = src_b; small_n = n_b; large_step = p.src_a; large_n = p.n_a
+    if small_step == p.width:
+        run = small_n * p.width
+        if large_step == run:
+            run *= large_n
+    span = imax(iabs(p.src_a) * p.n_a, iabs(src_b) * n_b)
+    # A run shorter than a cache line leaves the rest of its lines to a
+    # later block; longer runs only follow the span (whole source rows:
+    # reordering for them made 5-D depth_to_space write every other row).
+    for i in range(p.n_loop):
+        if 0 < run < CACHE_LINE and p.src_step[i] == run:
             j = i
+            break
     if j < 0:
+        for i in range(p.n_loop):
+            if p.src_step[i] == span:
+                j = i
+                break
+    if j < 0 or j == p.n_loop - 1:
         return
     e = p.extent[j]; s_step = p.src_step[j]; d_step = p.dst_step[j]
     for i in range(j, p.n_loop - 1):

@@ -287,3 +287,20 @@ def test_blocks_that_end_a_source_row_are_followed_by_the_next_row():
     expected = np.ascontiguousarray(np.transpose(x, axes))
     for num_threads in (1, 3):
         assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)
+
+
+def test_blocks_reading_part_of_a_cache_line_are_followed_by_the_rest():
+    # space_to_depth of a Fortran-order [8, 6, 16, 128] float32 input: a block
+    # reads the 8 batch items (32 bytes) of each pixel; the channel axis,
+    # whose source step is those 32 bytes, runs innermost so that the other
+    # half of each cache line is read next.
+    x = np.asfortranarray(_values((8, 6, 16, 128), 4))
+    n, c, h, w = x.strides
+    six = np.lib.stride_tricks.as_strided(x, (8, 6, 8, 2, 64, 2), (n, c, 2 * h, h, 2 * w, w))
+    axes = (0, 3, 5, 1, 2, 4)
+    view = np.transpose(six, axes)
+    plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, view.dtype).strides, 4)
+    assert plan["kernel"] == "block" and plan["loop"][-3:] == (6, 1, 1)
+    expected = np.ascontiguousarray(view)
+    for num_threads in (1, 3):
+        assert _same(fb.space_to_depth(x, 2, num_threads=num_threads).reshape(expected.shape), expected)

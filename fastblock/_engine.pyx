@@ -671,7 +671,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize):
     ``kernel`` ("lanes", "gather" or "block"), ``lanes`` (lane transposes:
     lanes per pixel), ``width`` (bytes per folded item), the kernel block's
     ``rows`` and ``row_items`` (gathered run, or b-axis tile), ``last_row_items``
-    (the shorter run of a ragged split, else None),
+    (the shorter run of a ragged split, else None), ``uniform_windows``
+    (windows in every shuffled piece, 0 when they differ),
     ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles)
     and ``loop`` (the outer loop's extents). For tests and tuning."""
     cdef Plan plan
@@ -697,6 +698,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize):
         "row_items": plan.gather_len if plan.gather_len else plan.tile_b,
         "last_row_items": plan.gather_tail_len if plan.ragged_loop >= 0 else None,
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
+        "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
     }
 

@@ -25,15 +25,40 @@ cdef extern from *:
         __builtin_cpu_init();
         return __builtin_cpu_supports("ssse3");
     }
+    #define FB_WINDOW(w) _mm_shuffle_epi8( \
+        _mm_loadu_si128((const __m128i *)(src + offset[w])), \
+        _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
+    /* Every piece takes W windows (a constant after inlining): no dispatch
+       per piece. */
+    static inline __attribute__((always_inline, target("ssse3")))
+    void fb_shuffle_uniform(char *dst, const char *src, Py_ssize_t n_pieces,
+                            const Py_ssize_t *window_offset, const unsigned char *window_mask,
+                            int max_windows, const int W) {
+        Py_ssize_t q;
+        int w;
+        for (q = 0; q < n_pieces; q++) {
+            const Py_ssize_t *offset = window_offset + q * max_windows;
+            const unsigned char *mask = window_mask + q * max_windows * 16;
+            __m128i acc = FB_WINDOW(0);
+            _Pragma("GCC unroll 4")
+            for (w = 1; w < W; w++)
+                acc = _mm_or_si128(acc, FB_WINDOW(w));
+            _mm_storeu_si128((__m128i *)(dst + 16 * q), acc);
+        }
+    }
+
     __attribute__((target("ssse3")))
     static void fb_shuffle_pieces(char *dst, const char *src, Py_ssize_t n_pieces,
                                   const unsigned char *n_windows, const Py_ssize_t *window_offset,
-                                  const unsigned char *window_mask, int max_windows) {
+                                  const unsigned char *window_mask, int max_windows, int uniform) {
         Py_ssize_t q;
         int w;
-        #define FB_WINDOW(w) _mm_shuffle_epi8( \
-            _mm_loadu_si128((const __m128i *)(src + offset[w])), \
-            _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
+        switch (uniform) {
+        case 1: fb_shuffle_uniform(dst, src, n_pieces, window_offset, window_mask, max_windows, 1); return;
+        case 2: fb_shuffle_uniform(dst, src, n_pieces, window_offset, window_mask, max_windows, 2); return;
+        case 3: fb_shuffle_uniform(dst, src, n_pieces, window_offset, window_mask, max_windows, 3); return;
+        case 4: fb_shuffle_uniform(dst, src, n_pieces, window_offset, window_mask, max_windows, 4); return;
+        }
         for (q = 0; q < n_pieces; q++) {
             const Py_ssize_t *offset = window_offset + q * max_windows;
             const unsigned char *mask = window_mask + q * max_windows * 16;
@@ -58,23 +83,23 @@ cdef extern from *:
             }
             _mm_storeu_si128((__m128i *)(dst + 16 * q), acc);
         }
-        #undef FB_WINDOW
     }
+    #undef FB_WINDOW
     #else
     #define FB_SHUFFLE_BUILT 0
     static int fb_cpu_can_shuffle(void) { return 0; }
     static void fb_shuffle_pieces(char *dst, const char *src, Py_ssize_t n_pieces,
                                   const unsigned char *n_windows, const Py_ssize_t *window_offset,
-                                  const unsigned char *window_mask, int max_windows) {
+                                  const unsigned char *window_mask, int max_windows, int uniform) {
         (void)dst; (void)src; (void)n_pieces; (void)n_windows;
-        (void)window_offset; (void)window_mask; (void)max_windows;
+        (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
     }
     #endif
     """
     int fb_cpu_can_shuffle() nogil
     void fb_shuffle_pieces(char* dst, const char* src, intp n_pieces,
                            const unsigned char* n_windows, const intp* window_offset,
-                           const unsigned char* window_mask, int max_windows) noexcept nogil
+                           const unsigned char* window_mask, int max_windows, int uniform) noexcept nogil
 
 cdef enum:
     SHUFFLE_BYTES = 16
@@ -99,8 +124,14 @@ cdef inline bint shuffles_pay(intp copy_bytes) noexcept nogil:
     return shuffle_enabled and copy_bytes >= shuffle_min_bytes
 
 
+cdef enum:
+    # Programs whose pieces need at most this many windows, all within one
+    # of the most, run every piece with the most (the extra ones empty).
+    SHUFFLE_UNIFORM_MAX = 4
+
 cdef struct ShuffleProgram:
     intp n_pieces               # leading 16-byte pieces of the run (0: none)
+    int uniform                 # windows in every piece (0: they differ)
     unsigned char n_windows[SHUFFLE_PIECES]
     intp window_offset[SHUFFLE_PIECES * SHUFFLE_WINDOWS]
     unsigned char window_mask[SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES]
@@ -117,6 +148,7 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
     cdef int w, pending_count
     cdef bint pending[SHUFFLE_BYTES]
     prog.n_pieces = 0
+    prog.uniform = 0
     if not shuffles_pay(copy_bytes) or (width != 1 and width != 2) or n_items < per_piece:
         return
     lowest = offsets[0]
@@ -155,6 +187,29 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
             w += 1
         prog.n_windows[q] = <unsigned char>w
     prog.n_pieces = n_items // per_piece
+    pad_to_uniform(prog)
+
+
+cdef void pad_to_uniform(ShuffleProgram* prog) noexcept nogil:
+    """Give every piece the most windows any piece has, if that is at most
+    SHUFFLE_UNIFORM_MAX and no piece has two fewer: an added window loads
+    the piece's first window again and places nothing (a mask of 0x80s).
+    The kernel then needs no dispatch per piece."""
+    cdef intp q
+    cdef int most = 0, least = SHUFFLE_WINDOWS, w, j
+    prog.uniform = 0
+    for q in range(prog.n_pieces):
+        most = max(most, <int>prog.n_windows[q])
+        least = min(least, <int>prog.n_windows[q])
+    if prog.n_pieces == 0 or most > SHUFFLE_UNIFORM_MAX or most - least > 1:
+        return
+    for q in range(prog.n_pieces):
+        for w in range(prog.n_windows[q], most):
+            prog.window_offset[q * SHUFFLE_WINDOWS + w] = prog.window_offset[q * SHUFFLE_WINDOWS]
+            for j in range(SHUFFLE_BYTES):
+                prog.window_mask[(q * SHUFFLE_WINDOWS + w) * SHUFFLE_BYTES + j] = 0x80
+        prog.n_windows[q] = <unsigned char>most
+    prog.uniform = most
 
 
 cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char* src,
@@ -169,7 +224,7 @@ cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char*
         d = dst + i * dst_row
         s = src + i * src_row
         fb_shuffle_pieces(d, s, prog.n_pieces, prog.n_windows, prog.window_offset,
-                          prog.window_mask, SHUFFLE_WINDOWS)
+                          prog.window_mask, SHUFFLE_WINDOWS, prog.uniform)
         gather_rows(d + first * width, s, 1, 0, 0, offsets + first, n_items - first, width)
 
 

@@ -304,3 +304,14 @@ def test_blocks_reading_part_of_a_cache_line_are_followed_by_the_rest():
     expected = np.ascontiguousarray(view)
     for num_threads in (1, 3):
         assert _same(fb.space_to_depth(x, 2, num_threads=num_threads).reshape(expected.shape), expected)
+
+
+def test_pieces_with_like_window_counts_run_without_dispatch(byte_shuffles):
+    # space_to_depth depth_first, channels_last, C 3, bs 2: each 16-byte
+    # piece of a pixel row takes its bytes from one or two windows (the two
+    # source rows); every piece is given two, and the result is the same.
+    shape, axes = (40, 2, 48, 2, 3), (0, 2, 4, 1, 3)
+    plan = _plan(shape, axes, 1)
+    assert plan["uniform_windows"] == (2 if byte_shuffles else 0)
+    x = _values(shape, 1)
+    assert _same(fb.transpose(x, axes), np.ascontiguousarray(np.transpose(x, axes)))

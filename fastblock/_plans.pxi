@@ -81,7 +81,6 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
     cdef intp extent[MAX_INPUT_AXES]
     cdef intp space_step[MAX_INPUT_AXES]
     cdef intp depth_step[MAX_INPUT_AXES]
-    cdef intp zero = 0
     cdef intp bs = block_size, blocks = 1, channels, groups, per_block = 0, weight
     cdef int n = 0, k, n_spatial
     if cnp.PyArray_SIZE(space) == 0:
@@ -141,8 +140,7 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
             n += 1
             extent[n] = VECT_C_GROUP; space_step[n] = s.spatial_stride[1]; depth_step[n] = d.lane_stride
             n += 1
-        _run_block_copy(space, depth, n, extent, space_step, depth_step, 1,
-                        &zero, &zero, to_depth, num_threads)
+        _run_block_copy(space, depth, n, extent, space_step, depth_step, to_depth, num_threads)
         return
     else:
         # M odd, or bs = 2 mod 4: B's digits do not split into group and
@@ -157,23 +155,19 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         space_step[n] = s.spatial_stride[k]
         depth_step[n] = per_block * weight
         n += 1
-    _run_block_copy(space, depth, n, extent, space_step, depth_step, 1,
-                    &zero, &zero, to_depth, num_threads)
+    _run_block_copy(space, depth, n, extent, space_step, depth_step, to_depth, num_threads)
 
 
 cdef int _run_block_copy(cnp.ndarray space, cnp.ndarray depth, int n, intp* extent,
-                         intp* space_step, intp* depth_step, intp n_parts,
-                         const intp* space_offsets, const intp* depth_offsets,
-                         bint to_depth, int num_threads) except -1:
-    cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth)
+                         intp* space_step, intp* depth_step, bint to_depth,
+                         int num_threads) except -1:
+    cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth), zero = 0
     if to_depth:
         copy_parts(<char*>cnp.PyArray_DATA(space), <char*>cnp.PyArray_DATA(depth), n, extent,
-                   space_step, depth_step, itemsize, n_parts, space_offsets,
-                   depth_offsets, num_threads)
+                   space_step, depth_step, itemsize, 1, &zero, &zero, num_threads)
     else:
         copy_parts(<char*>cnp.PyArray_DATA(depth), <char*>cnp.PyArray_DATA(space), n, extent,
-                   depth_step, space_step, itemsize, n_parts, depth_offsets,
-                   space_offsets, num_threads)
+                   depth_step, space_step, itemsize, 1, &zero, &zero, num_threads)
     return 0
 
 

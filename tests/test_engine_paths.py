@@ -315,3 +315,21 @@ def test_pieces_with_like_window_counts_run_without_dispatch(byte_shuffles):
     assert plan["uniform_windows"] == (2 if byte_shuffles else 0)
     x = _values(shape, 1)
     assert _same(fb.transpose(x, axes), np.ascontiguousarray(np.transpose(x, axes)))
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 5, 6, 7, 8, 12, 15, 16, 24])
+@pytest.mark.parametrize("count", [2, 15, 16, 17, 48, 100])
+def test_short_items_repeated_along_a_row(width, count, byte_shuffles):
+    # Tile with the repeat innermost: rows of one item repeated, written as
+    # whole registers of the row's period (lcm(width, 16) bytes) where the
+    # CPU has byte shuffles and the row holds a period, else by doubling
+    # copies. Rows end a buffer, so a write past a row's end would show.
+    x = _values((7, 1), width)
+    expected = np.tile(x, (1, count))
+    buffer = np.zeros(expected.nbytes + 16, np.uint8)
+    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
+    fb.tile(x, (1, count), out=out)
+    assert _same(out, expected)
+    assert not buffer[expected.nbytes:].any()
+    strided = _values((7, 2), width)[:, :1]
+    assert _same(fb.tile(strided, (3, count)), np.tile(strided, (3, count)))

@@ -89,7 +89,10 @@ if [ ! -e "$asan_lib" ]; then
   exit 1
 fi
 for ext in "$tree"/fastblock/*.so; do
-  if ! ldd "$ext" | grep -q libasan; then
+  # ldd's output is read whole first: `ldd | grep -q` under pipefail fails
+  # at random when grep exits before ldd has written everything (SIGPIPE).
+  libs=$(ldd "$ext")
+  if ! grep -q libasan <<<"$libs"; then
     echo "$ext is not linked against libasan: the sanitizer flags did not apply" >&2
     exit 1
   fi

@@ -203,8 +203,6 @@ cdef enum:
     # Scratch bytes per thread for the planes of one NCHW_VECT_C block.
     VECT_C_STAGE_BYTES = 64 * 1024
 
-cdef intp NO_OFFSET = 0
-
 
 cdef struct StagedVectC:
     # NCHW_VECT_C depth_first with bs*bs = M not a multiple of 4. Depth
@@ -216,6 +214,8 @@ cdef struct StagedVectC:
     # an interleave of 4*bs lanes) and planes <-> depth another (4 lanes).
     Plan to_planes[2]           # source side -> planes: whole blocks, last block
     Plan from_planes[2]         # planes -> destination side
+    # Each plan's base-pointer moves (source, destination), run as its one part.
+    intp shifts[8]
     intp rows, last_rows, n_row_blocks, groups, blocks
     intp scratch_bytes
     int n_batch
@@ -227,6 +227,22 @@ cdef struct StagedVectC:
     char* dst
 
 
+cdef int _stage_plan(StagedVectC* job, Plan* plan, intp* shifts, int ndim, intp* ext,
+                     intp* src_step, intp* dst_step, intp itemsize) except -1:
+    """Build one staging plan. A negative destination step (an ``out=`` with
+    a reversed axis) moves the plan's base pointers; the move, measured from
+    the arrays' own data pointers, is kept in ``shifts`` (source,
+    destination) and applied as the plan's one part."""
+    cdef char* src = job.src
+    cdef char* dst = job.dst
+    build_plan(plan, ndim, ext, src_step, dst_step, itemsize, 1, &src, &dst)
+    shifts[0] = src - job.src
+    shifts[1] = dst - job.dst
+    plan.src_offsets = &shifts[0]
+    plan.dst_offsets = &shifts[1]
+    return 0
+
+
 cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const LogicalView* d,
                        intp bs, intp rows, intp itemsize, bint to_depth) except -1:
     """Plans for a block of ``rows`` depth rows (``which``: 0 whole, 1 last)."""
@@ -235,9 +251,11 @@ cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const 
     cdef intp space_step[5]
     cdef intp plane_step[5]
     cdef intp depth_step[4]
-    cdef char* no_src = NULL
-    cdef char* no_dst = NULL
     cdef intp plane = rows * out_w * itemsize   # bytes of one plane t
+    cdef Plan* to_planes = &job.to_planes[which]
+    cdef Plan* from_planes = &job.from_planes[which]
+    cdef intp* to_shifts = &job.shifts[4 * which]
+    cdef intp* from_shifts = &job.shifts[4 * which + 2]
     # space [r, b1, b2, row, x] <-> planes t = r*M + b1*bs + b2
     ext[0] = VECT_C_GROUP; space_step[0] = s.lane_stride; plane_step[0] = blocks * plane
     ext[1] = bs; space_step[1] = s.spatial_stride[0]; plane_step[1] = bs * plane
@@ -245,26 +263,18 @@ cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const 
     ext[3] = rows; space_step[3] = bs * s.spatial_stride[0]; plane_step[3] = out_w * itemsize
     ext[4] = out_w; space_step[4] = bs * s.spatial_stride[1]; plane_step[4] = itemsize
     if to_depth:
-        build_plan(&job.to_planes[which], 5, ext, space_step, plane_step, itemsize, 1, &no_src, &no_dst)
+        _stage_plan(job, to_planes, to_shifts, 5, ext, space_step, plane_step, itemsize)
     else:
-        build_plan(&job.from_planes[which], 5, ext, plane_step, space_step, itemsize, 1, &no_src, &no_dst)
+        _stage_plan(job, from_planes, from_shifts, 5, ext, plane_step, space_step, itemsize)
     # planes t = 4*u + lane <-> depth [u, lane, row, x] of this group
     ext[0] = blocks; plane_step[0] = VECT_C_GROUP * plane; depth_step[0] = d.channel_stride
     ext[1] = VECT_C_GROUP; plane_step[1] = plane; depth_step[1] = d.lane_stride
     ext[2] = rows; plane_step[2] = out_w * itemsize; depth_step[2] = d.spatial_stride[0]
     ext[3] = out_w; plane_step[3] = itemsize; depth_step[3] = d.spatial_stride[1]
     if to_depth:
-        build_plan(&job.from_planes[which], 4, ext, plane_step, depth_step, itemsize, 1, &no_src, &no_dst)
+        _stage_plan(job, from_planes, from_shifts, 4, ext, plane_step, depth_step, itemsize)
     else:
-        build_plan(&job.to_planes[which], 4, ext, depth_step, plane_step, itemsize, 1, &no_src, &no_dst)
-    # Every destination step is positive (the planes, and a result or out=
-    # that is C-contiguous), so the plans did not move the base pointers.
-    if no_src != NULL or no_dst != NULL:
-        raise ValueError("fastblock: NCHW_VECT_C staging needs a contiguous destination")
-    job.to_planes[which].src_offsets = &NO_OFFSET
-    job.to_planes[which].dst_offsets = &NO_OFFSET
-    job.from_planes[which].src_offsets = &NO_OFFSET
-    job.from_planes[which].dst_offsets = &NO_OFFSET
+        _stage_plan(job, to_planes, to_shifts, 4, ext, depth_step, plane_step, itemsize)
     return 0
 
 
@@ -302,9 +312,6 @@ cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.nda
         job.n_row_blocks = (out_h + job.rows - 1) // job.rows
         job.last_rows = out_h - (job.n_row_blocks - 1) * job.rows
         job.scratch_bytes = job.rows * row_bytes
-        _staged_plans(job, 0, s, d, bs, job.rows, itemsize, to_depth)
-        if job.last_rows != job.rows:
-            _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth)
         job.n_batch = s.n_batch
         n_items = job.groups * job.n_row_blocks
         for k in range(s.n_batch):
@@ -320,6 +327,9 @@ cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.nda
             job.src = <char*>cnp.PyArray_DATA(depth); job.dst = <char*>cnp.PyArray_DATA(space)
             job.src_group_step = job.blocks * d.channel_stride; job.dst_group_step = s.channel_stride
             job.src_row_step = d.spatial_stride[0]; job.dst_row_step = bs * s.spatial_stride[0]
+        _staged_plans(job, 0, s, d, bs, job.rows, itemsize, to_depth)
+        if job.last_rows != job.rows:
+            _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth)
         n_threads = num_threads
         if n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
             n_threads = 1

@@ -168,6 +168,24 @@ def test_nchw_vect_c_depth_first_through_planes(op_name, bs, dtype, num_threads)
     _check(op(stepped, bs, "depth_first", "NCHW_VECT_C", num_threads=num_threads), expected)
 
 
+@pytest.mark.parametrize("bs", [1, 3])
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_nchw_vect_c_depth_first_through_planes_into_a_reversed_out(op_name, bs):
+    """An out= with reversed axes (lanes, rows) moves the staging plans'
+    base pointers; the result must still land in place."""
+    op, ref = OPS[op_name]
+    if op_name == "space_to_depth":
+        shape = (2, 2, bs * 9, bs * 7, 4)
+    else:
+        shape = (2, 2 * bs * bs, 9, 7, 4)
+    x = np.random.default_rng(bs).integers(0, 256, shape).astype(np.uint8)
+    expected = ref(x, bs, "depth_first", "NCHW_VECT_C")
+    buffer = np.zeros(expected.shape, expected.dtype)
+    out = buffer[:, :, ::-1, :, ::-1]
+    op(x, bs, "depth_first", "NCHW_VECT_C", out=out)
+    np.testing.assert_array_equal(out, expected)
+
+
 ROUND_TRIP_LAYOUTS = ["channels_first", "channels_last"]
 
 

@@ -16,16 +16,17 @@ How a copy is run:
    of 2 bytes), packed on one side and in separate rows on the other (the
    block offsets of SpaceToDepth/DepthToSpace), are transposed a register
    of pixels at a time in SSE registers (lane transposes, ``_lanes.pxi``),
-   where the CPU has SSSE3. Otherwise the innermost destination axis is the kernel's inner
-   axis. If the source's smallest step is on another axis, the copy is a
-   transpose: that axis becomes the kernel's other axis and both are cut into
-   tiles that fit in L1, so whole cache lines are read and written. Otherwise
-   the other kernel axis is the next destination axis. When that block would
-   be tiny (depth_first with channels last moves bs x C items at a time) or
-   is three lanes of 2-byte items, the kernel instead writes rows of up to
-   512 contiguous destination items, each read through a table of source
-   offsets (gather mode), by SSSE3 byte shuffles for 1- and 2-byte items
-   where the CPU has them (``_shuffle.pxi``).
+   where the CPU has SSSE3. Otherwise the innermost destination axis is
+   the kernel's inner axis. If the source's smallest step is on another
+   axis, the copy is a transpose: that axis becomes the kernel's other axis
+   and both are cut into tiles that fit in L1, so whole cache lines are
+   read and written. Otherwise the other kernel axis is the next
+   destination axis. When that block would be tiny (depth_first with
+   channels last moves bs x C items at a time) or is three lanes of 1- or
+   2-byte items that the lane transposes do not take, the kernel instead
+   writes rows of up to 512 contiguous destination items, each read
+   through a table of source offsets (gather mode), by SSSE3 byte shuffles
+   for 1- and 2-byte items where the CPU has them (``_shuffle.pxi``).
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer. Its linear range is cut into chunks that the OpenMP threads take
    as they come free (dynamic schedule: on a busy machine a thread that is

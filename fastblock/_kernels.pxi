@@ -315,11 +315,15 @@ cdef extern from *:
         }
     }
     #else
+    /* Never called without SSSE3 (shuffle_enabled is false); kept correct. */
     static void fb_repeat_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                                Py_ssize_t src_row, Py_ssize_t width, Py_ssize_t count,
                                const unsigned char *masks, int n_masks) {
-        (void)dst; (void)src; (void)n_rows; (void)dst_row; (void)src_row; (void)width;
-        (void)count; (void)masks; (void)n_masks;
+        Py_ssize_t i, j;
+        (void)masks; (void)n_masks;
+        for (i = 0; i < n_rows; i++)
+            for (j = 0; j < count; j++)
+                memcpy(dst + i * dst_row + j * width, src + i * src_row, (size_t)width);
     }
     #endif
     """
@@ -366,8 +370,8 @@ cdef inline void copy_block(char* dst, const char* src,
         t = dst_outer; dst_outer = dst_inner; dst_inner = t
         t = src_outer; src_outer = src_inner; src_inner = t
     if src_inner == 0 and dst_inner == width and n_inner > 1:
-        if shuffle_enabled and width < 16 and width * n_inner >= 16 * width:
-            # Rows of at least one period: whole registers of the pattern.
+        if shuffle_enabled and width < 16 and n_inner >= 16:
+            # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
             return

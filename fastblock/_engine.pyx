@@ -34,6 +34,11 @@ How a copy is run:
    part of the destination. Small copies run on the calling thread alone.
    A copy given in several parts (fixed offsets: space_to_batch's plans)
    runs every part of a block before the next block.
+4. *Stream.* A copy of 8 MiB or more into memory that is already resident
+   writes each block into a per-thread buffer and streams the block's
+   destination rows out with non-temporal stores (``_stream.pxi``), so the
+   destination is not read before it is written: about a third less memory
+   traffic.
 
 The GIL is released for the whole copy.
 """
@@ -109,6 +114,7 @@ cdef inline intp imax(intp a, intp b) noexcept nogil:
 
 include "_shuffle.pxi"
 include "_lanes.pxi"
+include "_stream.pxi"
 
 
 cdef struct Plan:
@@ -139,6 +145,7 @@ cdef struct Plan:
     # Each kernel block is copied once per part, shifted by these byte offsets.
     intp n_parts
     intp block_bytes            # destination bytes per kernel block, all parts together
+    bint stream                 # blocks go through a buffer and stream out (_stream.pxi)
     const intp* src_offsets
     const intp* dst_offsets
 
@@ -332,15 +339,17 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
 
 cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,
                     const intp* dst_strides, intp itemsize, intp n_parts,
-                    char** src, char** dst) except -1:
+                    char** src, char** dst, intp whole_bytes=0) except -1:
     """Fill ``p`` for the copy; return 0 when there is nothing to copy, else 1.
 
     ``src`` and ``dst`` are moved to the first item when a destination step
-    is negative."""
+    is negative. ``whole_bytes``: the bytes written by the whole copy when
+    this plan runs only a piece of it (the staged NCHW_VECT_C blocks); with
+    the plan's own bytes, it decides whether the destination is streamed."""
     cdef intp ext[MAX_AXES]
     cdef intp ss[MAX_AXES]
     cdef intp ds[MAX_AXES]
-    cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge, block_rows, block_items
+    cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge, block_rows, block_items, reach = 0
     cdef LaneShape lane_shape
     cdef bint shuffle_lanes
     cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel, ragged_axis = -1
@@ -362,10 +371,15 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
             src[0] += (ext[m] - 1) * ss[m]
             ds[m] = -ds[m]
             ss[m] = -ss[m]
+        reach += (ext[m] - 1) * ds[m]
         m += 1
     p.total_bytes = total
     p.n_parts = n_parts
     p.block_bytes = imax(BLOCK_BYTES // n_parts, MIN_BLOCK_BYTES)
+    # Parts write neighbouring bytes of the same lines: those stay ordinary.
+    p.stream = n_parts == 1 and streams_pay(imax(total, whole_bytes), dst[0], dst[0] + reach + itemsize)
+    if p.stream:
+        p.block_bytes = STAGE_BYTES
 
     # Sort by destination step, largest first (insertion sort: m is small).
     for i in range(1, m):
@@ -538,12 +552,87 @@ cdef void continue_source_run(Plan* p, intp n_b, intp src_b) noexcept nogil:
     p.extent[p.n_loop - 1] = e; p.src_step[p.n_loop - 1] = s_step; p.dst_step[p.n_loop - 1] = d_step
 
 
+cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp run,
+                            char* dst, const char* src, intp size_a, intp size_b, intp dst_a,
+                            const intp* lane_offset) noexcept nogil:
+    """One kernel block, its rows ``dst_a`` bytes apart in the destination
+    (the lanes of a split at ``lane_offset``)."""
+    if p.gather_len and program.n_pieces:
+        shuffle_rows(program, dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
+    elif p.gather_len:
+        gather_rows(dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
+    elif p.lanes.n_lanes:
+        fb_lanes_rows(dst, src, size_a, dst_a, p.src_a, size_b, p.lanes.n_lanes,
+                      lane_offset, p.lanes.masks, p.lanes.interleave, <int>p.width)
+    else:
+        copy_block(dst, src, size_a, size_b, dst_a, p.dst_b, p.src_a, p.src_b, p.width)
+
+
+cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, char* dst,
+                       const char* src, intp size_a, intp size_b, char* stage,
+                       char** stream_end) noexcept nogil:
+    """Run one kernel block into ``stage`` (packed rows) and stream its rows
+    to the destination; False (nothing done) when the block's destination is
+    not whole rows that fit the stage, or its rows are short and apart.
+    ``stream_end``: where the last streamed row ended (updated)."""
+    cdef intp row_bytes, n_rows = size_a, i, lanes = p.lanes.n_lanes
+    cdef intp staged_offset[LANES_MAX]
+    cdef bint split = lanes and not p.lanes.interleave, streams
+    if p.gather_len:
+        row_bytes = run * p.width
+    elif lanes:
+        row_bytes = size_b * p.width * (1 if split else lanes)
+    elif p.dst_b == p.width:
+        row_bytes = size_b * p.width
+    else:
+        return False
+    if split:
+        n_rows = size_a * lanes
+    elif size_a > 1 and p.dst_a < row_bytes:
+        return False
+    if n_rows * row_bytes > STAGE_BYTES:
+        return False
+    if split:
+        # Lane rows are apart: each must be whole lines or long.
+        for i in range(lanes):
+            if p.lanes.offset[i] % CACHE_LINE != 0 and row_bytes < STREAM_MIN_ROW:
+                return False
+        if not rows_stream(dst, p.dst_a, size_a if size_a > 1 else 2, row_bytes, NULL):
+            return False
+    else:
+        # Where this block's rows end, streamed or not: the next block may
+        # continue them.
+        streams = rows_stream(dst, p.dst_a, size_a, row_bytes, stream_end[0])
+        stream_end[0] = dst + (size_a - 1) * p.dst_a + row_bytes
+        if not streams:
+            return False
+    if not p.gather_len and not lanes and p.src_b == p.width:
+        # Contiguous on both sides: stream straight from the source.
+        for i in range(size_a):
+            fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
+        return True
+    if split:
+        for i in range(lanes):
+            staged_offset[i] = i * row_bytes
+        run_kernel(p, program, run, stage, src, size_a, size_b, lanes * row_bytes, staged_offset)
+        for i in range(n_rows):
+            fb_stream_copy(dst + (i // lanes) * p.dst_a + p.lanes.offset[i % lanes],
+                           stage + i * row_bytes, row_bytes)
+        return True
+    run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
+    stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
+    return True
+
+
 cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop) noexcept nogil:
     """Run loop iterations ``start`` to ``stop`` (linear odometer positions),
     each kernel block once for every part."""
     cdef intp idx[MAX_LOOP]
     cdef intp rem = start, it, size_a, size_b, part, run
     cdef const ShuffleProgram* program
+    cdef char stage_memory[STAGE_BYTES + 64]
+    cdef char* stage = stage_memory + ((64 - (<size_t>stage_memory & 63)) & 63)
+    cdef char* stream_end = NULL
     cdef char* part_dst
     cdef const char* part_src
     cdef int k, n = p.n_loop
@@ -562,19 +651,14 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         if p.ragged_loop >= 0 and idx[p.ragged_loop] == p.extent[p.ragged_loop] - 1:
             run = p.gather_tail_len
             program = &p.tail_shuffle
-        for part in range(p.n_parts):
-            part_dst = dst + p.dst_offsets[part]
-            part_src = src + p.src_offsets[part]
-            if p.gather_len and program.n_pieces:
-                shuffle_rows(program, part_dst, part_src, size_a, p.dst_a, p.src_a,
-                             p.gather, run, p.width)
-            elif p.gather_len:
-                gather_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, p.gather, run, p.width)
-            elif p.lanes.n_lanes:
-                fb_lanes_rows(part_dst, part_src, size_a, p.dst_a, p.src_a, size_b, p.lanes.n_lanes,
-                              p.lanes.offset, p.lanes.masks, p.lanes.interleave, <int>p.width)
-            else:
-                copy_block(part_dst, part_src, size_a, size_b, p.dst_a, p.dst_b, p.src_a, p.src_b, p.width)
+        if not (p.stream and run_streamed(p, program, run, dst + p.dst_offsets[0],
+                                          src + p.src_offsets[0], size_a, size_b, stage,
+                                          &stream_end)):
+            for part in range(p.n_parts):
+                part_dst = dst + p.dst_offsets[part]
+                part_src = src + p.src_offsets[part]
+                run_kernel(p, program, run, part_dst, part_src, size_a, size_b, p.dst_a,
+                           p.lanes.offset)
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -586,6 +670,8 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
             dst -= p.extent[k] * p.dst_step[k]
             idx[k] = 0
             k -= 1
+    if p.stream:
+        fb_stream_fence()
 
 
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
@@ -667,21 +753,23 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
                dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads)
 
 
-def describe(extents, src_strides, dst_strides, intp itemsize):
+def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_array=None):
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
     ``kernel`` ("lanes", "gather" or "block"), ``lanes`` (lane transposes:
     lanes per pixel), ``width`` (bytes per folded item), the kernel block's
     ``rows`` and ``row_items`` (gathered run, or b-axis tile), ``last_row_items``
     (the shorter run of a ragged split, else None), ``uniform_windows``
     (windows in every shuffled piece, 0 when they differ),
-    ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles)
-    and ``loop`` (the outer loop's extents). For tests and tuning."""
+    ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles),
+    ``loop`` (the outer loop's extents) and ``streams`` (whether the
+    destination is streamed: only for a ``dst_array`` whose data the copy
+    would write). For tests and tuning."""
     cdef Plan plan
     cdef intp ext[MAX_INPUT_AXES]
     cdef intp ss[MAX_INPUT_AXES]
     cdef intp ds[MAX_INPUT_AXES]
     cdef char* src = NULL
-    cdef char* dst = NULL
+    cdef char* dst = NULL if dst_array is None else <char*>cnp.PyArray_DATA(dst_array)
     cdef int ndim = len(extents), i
     if ndim > MAX_INPUT_AXES or len(src_strides) != ndim or len(dst_strides) != ndim:
         raise ValueError("fastblock: extents and strides differ in length or are too many")
@@ -701,6 +789,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize):
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
+        "streams": bool(plan.stream),
     }
 
 

@@ -228,14 +228,15 @@ cdef struct StagedVectC:
 
 
 cdef int _stage_plan(StagedVectC* job, Plan* plan, intp* shifts, int ndim, intp* ext,
-                     intp* src_step, intp* dst_step, intp itemsize) except -1:
+                     intp* src_step, intp* dst_step, intp itemsize, intp whole_bytes) except -1:
     """Build one staging plan. A negative destination step (an ``out=`` with
     a reversed axis) moves the plan's base pointers; the move, measured from
     the arrays' own data pointers, is kept in ``shifts`` (source,
-    destination) and applied as the plan's one part."""
+    destination) and applied as the plan's one part. ``whole_bytes``: the
+    result's size for the plan that writes it (it may stream), else 0."""
     cdef char* src = job.src
     cdef char* dst = job.dst
-    build_plan(plan, ndim, ext, src_step, dst_step, itemsize, 1, &src, &dst)
+    build_plan(plan, ndim, ext, src_step, dst_step, itemsize, 1, &src, &dst, whole_bytes)
     shifts[0] = src - job.src
     shifts[1] = dst - job.dst
     plan.src_offsets = &shifts[0]
@@ -244,8 +245,9 @@ cdef int _stage_plan(StagedVectC* job, Plan* plan, intp* shifts, int ndim, intp*
 
 
 cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const LogicalView* d,
-                       intp bs, intp rows, intp itemsize, bint to_depth) except -1:
-    """Plans for a block of ``rows`` depth rows (``which``: 0 whole, 1 last)."""
+                       intp bs, intp rows, intp itemsize, bint to_depth, intp whole_bytes) except -1:
+    """Plans for a block of ``rows`` depth rows (``which``: 0 whole, 1 last);
+    the result has ``whole_bytes`` bytes."""
     cdef intp out_w = s.spatial[1] // bs, blocks = job.blocks
     cdef intp ext[5]
     cdef intp space_step[5]
@@ -263,18 +265,18 @@ cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const 
     ext[3] = rows; space_step[3] = bs * s.spatial_stride[0]; plane_step[3] = out_w * itemsize
     ext[4] = out_w; space_step[4] = bs * s.spatial_stride[1]; plane_step[4] = itemsize
     if to_depth:
-        _stage_plan(job, to_planes, to_shifts, 5, ext, space_step, plane_step, itemsize)
+        _stage_plan(job, to_planes, to_shifts, 5, ext, space_step, plane_step, itemsize, 0)
     else:
-        _stage_plan(job, from_planes, from_shifts, 5, ext, plane_step, space_step, itemsize)
+        _stage_plan(job, from_planes, from_shifts, 5, ext, plane_step, space_step, itemsize, whole_bytes)
     # planes t = 4*u + lane <-> depth [u, lane, row, x] of this group
     ext[0] = blocks; plane_step[0] = VECT_C_GROUP * plane; depth_step[0] = d.channel_stride
     ext[1] = VECT_C_GROUP; plane_step[1] = plane; depth_step[1] = d.lane_stride
     ext[2] = rows; plane_step[2] = out_w * itemsize; depth_step[2] = d.spatial_stride[0]
     ext[3] = out_w; plane_step[3] = itemsize; depth_step[3] = d.spatial_stride[1]
     if to_depth:
-        _stage_plan(job, from_planes, from_shifts, 4, ext, plane_step, depth_step, itemsize)
+        _stage_plan(job, from_planes, from_shifts, 4, ext, plane_step, depth_step, itemsize, whole_bytes)
     else:
-        _stage_plan(job, to_planes, to_shifts, 4, ext, depth_step, plane_step, itemsize)
+        _stage_plan(job, to_planes, to_shifts, 4, ext, depth_step, plane_step, itemsize, 0)
     return 0
 
 
@@ -327,9 +329,9 @@ cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.nda
             job.src = <char*>cnp.PyArray_DATA(depth); job.dst = <char*>cnp.PyArray_DATA(space)
             job.src_group_step = job.blocks * d.channel_stride; job.dst_group_step = s.channel_stride
             job.src_row_step = d.spatial_stride[0]; job.dst_row_step = bs * s.spatial_stride[0]
-        _staged_plans(job, 0, s, d, bs, job.rows, itemsize, to_depth)
+        _staged_plans(job, 0, s, d, bs, job.rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
         if job.last_rows != job.rows:
-            _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth)
+            _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
         n_threads = num_threads
         if n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
             n_threads = 1

@@ -11,7 +11,9 @@ inputs and outputs that are views of a larger buffer (axes permuted, steps of
 +-1..3, offsets, negative steps), outputs interleaved with or overlapping the
 input; valid and wrong ``block_size``, ``repeats``, ``mode``, ``data_format``,
 ``num_threads`` and ``out`` (wrong types, negative, huge, near 2**31, 2**63,
-2**64). Some inputs are large enough (> 256 KiB) to run on several threads.
+2**64). Some inputs are large enough (> 256 KiB) to run on several threads,
+and half the calls stream their destination (``_stream.pxi``), which
+the engine would otherwise do only for copies of 8 MiB or more.
 ``tests/fuzz_oracle.py`` says what each call must do.
 
 Budget: ``FASTBLOCK_FUZZ_EXAMPLES`` examples per test (default 600: the file
@@ -34,6 +36,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import fastblock as fb
+from fastblock import _engine
 from fuzz_oracle import COUNTS, ERROR_PATHS, FORMATS, Case, check, fill, is_integer
 
 EXAMPLES = int(os.environ.get("FASTBLOCK_FUZZ_EXAMPLES", "600"))
@@ -328,7 +331,20 @@ def test_fuzz_block_operators(data):
     result_shape = case.expect().result_shape
     _add_out(draw, case, result_shape, dtype, rng, clean)
     note(repr(case))
-    check(case)
+    _check_maybe_streamed(draw, case)
+
+
+def _check_maybe_streamed(draw, case: Case) -> None:
+    """Check the call, in half the examples with streamed destinations for
+    copies of any size (the engine streams only large ones by default)."""
+    streamed = draw(st.booleans())
+    note(f"streamed destination: {streamed}")
+    before = _engine.set_streaming(True, 0) if streamed else None
+    try:
+        check(case)
+    finally:
+        if before is not None:
+            _engine.set_streaming(*before)
 
 
 # ---------------------------------------------------------------- tile
@@ -407,7 +423,7 @@ def test_fuzz_tile(data):
         result_shape = case.expect().result_shape
     _add_out(draw, case, result_shape, dtype, rng, clean)
     note(repr(case))
-    check(case)
+    _check_maybe_streamed(draw, case)
 
 
 # ---------------------------------------------------------------- odd inputs, thread settings

@@ -1,0 +1,168 @@
+"""Streamed destinations (``fastblock/_stream.pxi``): blocks written into a
+per-thread buffer and streamed out with non-temporal stores.
+
+The engine streams only copies of 8 MiB or more into memory that is already
+resident; here streaming is switched on for copies of any size, so that the
+small inputs below take it, and every result is compared with NumPy. The
+destinations are views placed 0 to 63 bytes past a cache line inside a
+buffer whose other bytes are sentinels: the masked stores at the rows' ends
+must write exactly the row. Every test runs with shuffles (where the CPU
+has them) as the planner would choose them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastblock as fb
+from fastblock import _engine
+from reference import depth_to_space_ref, space_to_depth_ref
+
+pytestmark = pytest.mark.skipif(not _engine.streams_available(),
+                                reason="this build has no streaming stores")
+
+OPS = {"space_to_depth": (fb.space_to_depth, space_to_depth_ref),
+       "depth_to_space": (fb.depth_to_space, depth_to_space_ref)}
+SENTINEL = 0xA5
+
+
+@pytest.fixture(autouse=True)
+def stream_everything():
+    before = _engine.set_streaming(True, 0)
+    shuffles = _engine.set_shuffles(True, 0)
+    yield
+    _engine.set_streaming(*before)
+    _engine.set_shuffles(*shuffles)
+
+
+def _values(shape, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    raw = np.random.default_rng(sum(shape)).integers(0, 256, (*shape, dtype.itemsize), np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def _out_at(shape, dtype, offset: int):
+    """A C-contiguous ``shape`` view ``offset`` bytes past a 64-byte boundary
+    of a sentinel-filled (so resident) buffer, and that buffer."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    buffer = np.full(nbytes + 256, SENTINEL, np.uint8)
+    start = (-buffer.ctypes.data) % 64 + 64 + offset
+    out = buffer[start:start + nbytes].view(dtype).reshape(shape)
+    return out, buffer, start
+
+
+def _check_into(run, expected: np.ndarray, offset: int) -> None:
+    out, buffer, start = _out_at(expected.shape, expected.dtype, offset)
+    result = run(out)
+    assert result is out
+    assert np.array_equal(out.view(np.uint8), np.ascontiguousarray(expected).view(np.uint8))
+    assert (buffer[:start] == SENTINEL).all()
+    assert (buffer[start + expected.nbytes:] == SENTINEL).all()
+
+
+def test_plans_stream_only_resident_destinations_when_enabled():
+    x = np.ones((64, 64), np.float32)
+    view = x.T
+    touched = np.zeros((64, 64), np.float32)
+    plan = _engine.describe(view.shape, view.strides, touched.strides, 4, touched)
+    assert plan["streams"]
+    # A fresh 64 MiB array is mapped but no page of it is in memory yet: the
+    # kernel would zero each page into cache on its first write.
+    fresh = np.empty((4096, 4096), np.float32)
+    big = np.empty((4096, 4096), np.float32)
+    plan = _engine.describe(fresh.shape, big.strides[::-1], fresh.strides, 4, fresh)
+    assert not plan["streams"]
+    fresh[...] = 0
+    assert _engine.describe(fresh.shape, big.strides[::-1], fresh.strides, 4, fresh)["streams"]
+    _engine.set_streaming(False)
+    assert not _engine.describe(view.shape, view.strides, touched.strides, 4, touched)["streams"]
+    # Without a destination nothing can be checked: no streaming.
+    _engine.set_streaming(True, 0)
+    assert not _engine.describe(view.shape, view.strides, touched.strides, 4)["streams"]
+
+
+def test_default_threshold_keeps_small_copies_in_cache():
+    _engine.set_streaming(True)
+    x = np.ones((256, 256), np.float32)
+    out = np.zeros((256, 256), np.float32)
+    assert not _engine.describe(x.shape, x.T.strides, out.strides, 4, out)["streams"]
+    big = np.ones((2048, 2048), np.float32)     # np.zeros would map fresh pages
+    assert _engine.describe(big.shape, big.T.strides, big.strides, 4, big)["streams"]
+
+
+@pytest.mark.parametrize("offset", [0, 1, 8, 16, 63])
+@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64, "V3", "V16"])
+@pytest.mark.parametrize("layout, channels", [("channels_first", 4), ("channels_last", 3),
+                                              ("channels_last", 16)])
+@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
+@pytest.mark.parametrize("bs", [2, 3])
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_block_operators_streamed(op_name, bs, mode, layout, channels, dtype, num_threads, offset):
+    op, ref = OPS[op_name]
+    h, w = 11 * bs, 70 * bs           # rows of several lines and partial ones
+    space_shape = (2, channels, h, w) if layout == "channels_first" else (2, h, w, channels)
+    space = _values(space_shape, dtype)
+    x = space if op_name == "space_to_depth" else space_to_depth_ref(space, bs, mode, layout)
+    expected = ref(x, bs, mode, layout)
+    _check_into(lambda out: op(x, bs, mode, layout, out=out, num_threads=num_threads),
+                expected, offset)
+
+
+@pytest.mark.parametrize("offset", [0, 16, 37])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("bs", [2, 3])
+@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_nchw_vect_c_streamed(op_name, mode, bs, dtype, offset):
+    """Includes the staged depth_first path, whose second plan streams."""
+    op, ref = OPS[op_name]
+    space = _values((2, 3 * bs * bs, 7 * bs, 41 * bs, 4), dtype)
+    x = space if op_name == "space_to_depth" else space_to_depth_ref(space, bs, mode, "NCHW_VECT_C")
+    expected = ref(x, bs, mode, "NCHW_VECT_C")
+    _check_into(lambda out: op(x, bs, mode, "NCHW_VECT_C", out=out, num_threads=2),
+                expected, offset)
+
+
+@pytest.mark.parametrize("offset", [0, 5, 48])
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 6, 8, 12, 16, 24, 40, 96, 300])
+@pytest.mark.parametrize("shape, axes", [
+    ((300, 200), (1, 0)),                 # staged transpose tiles
+    ((6, 500, 2), (0, 2, 1)),             # two lanes interleaved
+    ((6, 4, 500), (0, 2, 1)),             # four lanes split
+    ((40, 2, 90, 2, 3), (0, 2, 4, 1, 3)),  # gathered runs
+    ((2, 97, 2, 3), (0, 1, 3, 2)),        # ragged gathered runs
+    ((9, 30, 50), (2, 0, 1)),             # strided items
+    ((50, 3, 700), (1, 0, 2)),            # rows contiguous on both sides
+])
+def test_engine_kernels_streamed(shape, axes, width, offset):
+    x = _values(shape, f"V{width}")
+    expected = np.ascontiguousarray(np.transpose(x, axes))
+    _check_into(lambda out: fb.transpose(x, axes, out=out, num_threads=2), expected, offset)
+
+
+@pytest.mark.parametrize("offset", [0, 9])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, "V3"])
+@pytest.mark.parametrize("shape, reps", [((300, 3), (2, 64)), ((40, 500), (3, 2)), ((7, 1000), (4, 1))])
+def test_tile_streamed(shape, reps, dtype, offset):
+    x = _values(shape, dtype)
+    expected = np.tile(x, reps)
+    _check_into(lambda out: fb.tile(x, reps, out=out, num_threads=2), expected, offset)
+
+
+def test_streamed_into_a_reversed_and_strided_out():
+    x = _values((2, 16, 64, 640), np.float32)
+    expected = space_to_depth_ref(x, 2)
+    buffer = np.full((*expected.shape[:-1], 2 * expected.shape[-1]), -1, np.float32)
+    out = buffer[:, ::-1, :, ::2]
+    fb.space_to_depth(x, 2, out=out, num_threads=2)
+    np.testing.assert_array_equal(out, expected)
+    assert (buffer[..., 1::2] == -1).all()
+
+
+def test_new_results_are_right_whether_or_not_they_stream():
+    x = _values((1, 8, 512, 512), np.float32)
+    np.testing.assert_array_equal(fb.space_to_depth(x, 2), space_to_depth_ref(x, 2))
+    np.testing.assert_array_equal(fb.depth_to_space(x, 2, "depth_first"),
+                                  depth_to_space_ref(x, 2, "depth_first"))

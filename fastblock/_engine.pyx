@@ -13,7 +13,7 @@ How a copy is run:
    largest first, and merge neighbours that are contiguous on both sides. A
    run contiguous on both sides is folded into one wider item.
 2. *Choose the kernel block.* Pixels of 2 to 16 one-byte lanes (2 to 8
-   of 2 bytes), packed on one side and in separate rows on the other (the
+   of 2 bytes; 4, 8, 12 or 16 of 4 bytes; 2, 4, 6 or 8 of 8 bytes), packed on one side and in separate rows on the other (the
    block offsets of SpaceToDepth/DepthToSpace), are transposed a register
    of pixels at a time in SSE registers (lane transposes, ``_lanes.pxi``),
    where the CPU has SSSE3. Otherwise the innermost destination axis is
@@ -159,12 +159,13 @@ cdef intp transpose_tile_edge(intp width) noexcept nogil:
 
 
 cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
-    """Set up a lane transpose of 1- or 2-byte items (``_lanes.pxi``) if the
-    copy is one; the lane axes are then removed and the pixel axis is the
-    last one.
+    """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_lanes.pxi``)
+    if the copy is one; the lane axes are then removed and the pixel axis is
+    the last one. Items of 4 and 8 bytes need a lane count that is a
+    multiple of the pixels in a register (4, 2).
 
     Interleave: the innermost destination axes hold at most LANES_MAX / w
-    items contiguously (the lanes, read at any source steps), and the next
+    items contiguously (4 * LANES_MAX / w for 4- and 8-byte items) (the lanes, read at any source steps), and the next
     destination axis continues them while stepping one item in the source
     (the pixels). Split: the destination's innermost axis (the pixels) steps
     L items in the source, and axes stepping 1, e1, e1*e2 ... items in the
@@ -172,12 +173,14 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     steps). Lanes that repeat a source item (Tile) are left to the other
     kernels, and so are pixel axes shorter than a register of items."""
     cdef int m = n_axes[0], k, i, j, a, d, n_lane_axes = 0
-    cdef intp w = p.width, n_lanes = 1, offset, max_lanes = LANES_MAX // p.width
+    cdef bint wide = p.width == 4 or p.width == 8
+    cdef intp w = p.width, n_lanes = 1, offset
+    cdef intp max_lanes = (4 * LANES_MAX if wide else LANES_MAX) // p.width
     cdef intp group = LANE_GROUP // p.width
     cdef int lane_axis[LANES_MAX]
     cdef LaneTranspose* t = &p.lanes
     t.n_lanes = 0
-    if not shuffle_enabled or (w != 1 and w != 2) or m < 2:
+    if not shuffle_enabled or (w != 1 and w != 2 and not wide) or m < 2:
         return False
     k = m - 1
     while k >= 0 and ds[k] == n_lanes * w and ss[k] != 0 and n_lanes * ext[k] <= max_lanes:
@@ -214,6 +217,8 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
                 lane_axis[j + 1] = lane_axis[j]
                 j -= 1
             lane_axis[j + 1] = d
+    if wide and n_lanes % group != 0:
+        return False
     # Lane j (its place in the packed pixel) has digit (j // packed step)
     # % extent on each lane axis; its offset is those digits times the
     # other side's steps.
@@ -227,7 +232,8 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
             else:
                 offset += (j // (ss[a] // w)) % ext[a] * ds[a]
         t.offset[j] = offset
-    plan_lane_masks(t, w)
+    if not wide:
+        plan_lane_masks(t, w)
     # Remove the lane axes, keeping the order of the others.
     j = 0
     d = 0

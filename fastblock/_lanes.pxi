@@ -1,4 +1,4 @@
-# Lane transposes of 1- and 2-byte items: interleave L rows ("lanes") of
+# Lane transposes of 1-, 2-, 4- and 8-byte items: interleave L rows ("lanes") of
 # items into pixels of L items, or split pixels back into lanes, 16 bytes of
 # each lane at a time in SSE registers (16 pixels of bytes, 8 of 2-byte items).
 #
@@ -25,6 +25,13 @@
 # Split (pixels -> lanes): the same in reverse; the last 16-byte load of a
 # run is taken to end at the run's last byte, so no load leaves the source.
 # Pixels after the last whole group are moved item by item.
+#
+# Items of 4 and 8 bytes (float32, float64) take the register transposes
+# alone: a register holds 4 (2) pixels of one lane, so a quad (pair) of lanes
+# transposed gives each pixel's 16 bytes of those lanes, stored in place with
+# no shuffle. These need L a multiple of 4 (2), up to 64-byte pixels: the 12
+# lanes of the staged NCHW_VECT_C float32 planes (item by item before: 1.2 x
+# np.copyto on two threads).
 #
 # SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
 # uses lane transposes only where ``shuffle_enabled`` says so.
@@ -146,6 +153,49 @@ cdef extern from *:
     }
     #undef FB_MASK
 
+    /* One row of n pixels of L = Q * G lanes of W-byte items (W = 4 or 8,
+       G = 16 / W pixels a register; W, Q and interleave are constants after
+       inlining): each G x G block of items is one register transpose. The
+       lane offsets are copied to a local array first: the stores (through
+       char pointers) could otherwise alias them and force a reload. */
+    static inline __attribute__((always_inline, target("ssse3")))
+    void fb_wide_lanes_row(char *dst, const char *src, Py_ssize_t n, const Py_ssize_t *lane_in,
+                           const int interleave, const int W, const int Q) {
+        const int G = 16 / W, L = Q * G;
+        Py_ssize_t lane[16];
+        __m128i r[4];
+        Py_ssize_t i;
+        int q, k, l;
+        FB_UNROLL
+        for (l = 0; l < L; l++)
+            lane[l] = lane_in[l];
+        for (i = 0; i + G <= n; i += G) {
+            FB_UNROLL
+            for (q = 0; q < Q; q++) {
+                FB_UNROLL
+                for (k = 0; k < G; k++)
+                    r[k] = interleave
+                        ? _mm_loadu_si128((const __m128i *)(src + lane[q * G + k] + i * W))
+                        : _mm_loadu_si128((const __m128i *)(src + ((i + k) * L + q * G) * W));
+                fb_transpose_registers(r, G);
+                FB_UNROLL
+                for (k = 0; k < G; k++) {
+                    if (interleave)
+                        _mm_storeu_si128((__m128i *)(dst + ((i + k) * L + q * G) * W), r[k]);
+                    else
+                        _mm_storeu_si128((__m128i *)(dst + lane[q * G + k] + i * W), r[k]);
+                }
+            }
+        }
+        for (; i < n; i++)
+            for (l = 0; l < L; l++) {
+                if (interleave)
+                    memcpy(dst + (i * L + l) * W, src + lane[l] + i * W, W);
+                else
+                    memcpy(dst + lane[l] + i * W, src + (i * L + l) * W, W);
+            }
+    }
+
     #define FB_LANE_ROWS(INTERLEAVE, P, W)                                       \\
         for (k = 0; k < n_rows; k++)                                             \\
             fb_lanes_row(dst + k * dst_row, src + k * src_row, n, L, lane, masks, \\
@@ -162,14 +212,30 @@ cdef extern from *:
             else FB_LANE_ROWS(INTERLEAVE, 8, 2);                                 \\
         }
 
-    /* width: 1, or 2 with L <= 8. */
+    #define FB_WIDE_ROW_Q(INTERLEAVE, W, Q)                                      \
+        for (k = 0; k < n_rows; k++)                                             \
+            fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, lane,     \
+                              INTERLEAVE, W, Q)
+    #define FB_WIDE_ROWS(INTERLEAVE, W)                                          \
+        switch (L / (16 / W)) {                                                  \
+        case 1: FB_WIDE_ROW_Q(INTERLEAVE, W, 1); break;                          \
+        case 2: FB_WIDE_ROW_Q(INTERLEAVE, W, 2); break;                          \
+        case 3: FB_WIDE_ROW_Q(INTERLEAVE, W, 3); break;                          \
+        default: FB_WIDE_ROW_Q(INTERLEAVE, W, 4); break;                         \
+        }
+
+    /* width: 1, or 2 with L <= 8, or 4 with 4 | L <= 16, or 8 with 2 | L <= 8. */
     __attribute__((target("ssse3")))
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
                               const unsigned char *masks, int interleave, int width) {
         Py_ssize_t k;
         int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
-        if (interleave) {
+        if (width == 4) {
+            if (interleave) { FB_WIDE_ROWS(1, 4) } else { FB_WIDE_ROWS(0, 4) }
+        } else if (width == 8) {
+            if (interleave) { FB_WIDE_ROWS(1, 8) } else { FB_WIDE_ROWS(0, 8) }
+        } else if (interleave) {
             FB_LANE_SIZES(1)
         } else {
             FB_LANE_SIZES(0)
@@ -177,6 +243,8 @@ cdef extern from *:
     }
     #undef FB_LANE_SIZES
     #undef FB_LANE_ROWS
+    #undef FB_WIDE_ROWS
+    #undef FB_WIDE_ROW_Q
     #else
     /* Never planned without SSSE3 (shuffle_enabled is false); kept portable. */
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,

@@ -169,11 +169,13 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
     assert (plan["shuffled_pieces"] > 0) == (byte_shuffles and not lanes)
 
 
-# Lane transposes: pixels of L lanes of 1-byte (2 <= L <= 16) or 2-byte
-# items (L <= 8) built from L source rows (interleave) or split into L
-# destination rows, a 16-byte register of each lane at a time. (shape, axes)
-# with the lanes' extents; pixel counts around the group (16 or 8 pixels)
-# reach the last-group stores and loads and the item-by-item tail.
+# Lane transposes: pixels of L lanes of 1-byte (2 <= L <= 16), 2-byte
+# (L <= 8), 4-byte (L = 4, 8, 12, 16) or 8-byte items (L = 2, 4, 6, 8)
+# built from L source rows (interleave) or split into L destination rows, a
+# 16-byte register of each lane at a time. (shape, axes) with the lanes'
+# extents; pixel counts around the group (16, 8, 4 or 2 pixels) reach the
+# last-group stores and loads and the item-by-item tail. Lane counts that a
+# width does not take go to the other kernels.
 LANE_CASES = [
     ((5, L, n), (0, 2, 1)) for L in (2, 3, 4, 5, 8, 9, 12, 16) for n in (8, 16, 17, 33, 64)
 ] + [
@@ -189,7 +191,7 @@ LANE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
 @pytest.mark.parametrize("shape, axes", LANE_CASES)
 def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
     values = _values(shape, width)
@@ -212,8 +214,10 @@ def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
     ((64, 3, 3, 40, 16), (0, 1, 3, 2, 4)),   # interleave: runs end at every block edge
     ((64, 40, 16, 3, 3), (0, 3, 1, 4, 2)),   # split
     ((16, 3, 1000), (0, 2, 1)),              # long pixel rows cut into blocks
+    ((16, 12, 1000), (0, 2, 1)),             # 12 lanes (4- and 8-byte items too)
+    ((16, 1000, 4), (0, 2, 1)),
 ])
-@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
 def test_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_threads, width):
     x = _values(shape, width)
     expected = np.ascontiguousarray(np.transpose(x, axes))
@@ -224,9 +228,9 @@ def test_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_thread
     assert not np.ascontiguousarray(buffer[1]).view(np.uint8).any()
 
 
-@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
 def test_lanes_with_reversed_source_lanes(width):
-    x = _values((5, 7, 40), width)[:, ::-1]
+    x = _values((5, 8, 40), width)[:, ::-1]
     expected = np.ascontiguousarray(np.transpose(x, (0, 2, 1)))
     assert _same(fb.transpose(x, (0, 2, 1)), expected)
 
@@ -239,6 +243,14 @@ def test_lanes_with_reversed_source_lanes(width):
     ((5, 16, 8), (0, 2, 1), 1, 8),       # 8 pixels of 16 lanes: split 16 pixels of 8 lanes
     ((4, 3, 5, 3, 16), (0, 2, 4, 1, 3), 1, 9),
     ((3, 8, 2, 40, 2), (2, 4, 0, 1, 3), 2, 2),
+    ((5, 12, 40), (0, 2, 1), 4, 12),     # float32: quads of lanes
+    ((5, 40, 4), (0, 2, 1), 4, 4),
+    ((5, 16, 40), (0, 2, 1), 4, 16),
+    ((5, 6, 40), (0, 2, 1), 8, 6),       # float64: pairs of lanes
+    ((5, 40, 2), (0, 2, 1), 8, 2),
+    # The staged NCHW_VECT_C planes -> space of bs 3: lanes (b2, r) of 4
+    # planes apart, 12 lanes of float32.
+    ((4, 3, 3, 5, 40), (3, 1, 4, 2, 0), 4, 12),
 ])
 def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
     plan = _plan(shape, axes, width)
@@ -248,7 +260,10 @@ def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
 
 def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     assert _plan((5, 9, 40), (0, 2, 1), 2)["kernel"] != "lanes"      # more than 8 lanes of 2 bytes
-    assert _plan((5, 5, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 4-byte items
+    assert _plan((5, 6, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 6 lanes of 4 bytes (not 4k)
+    assert _plan((5, 20, 40), (0, 2, 1), 4)["kernel"] != "lanes"     # more than 16 lanes of 4 bytes
+    assert _plan((5, 3, 40), (0, 2, 1), 8)["kernel"] != "lanes"      # 3 lanes of 8 bytes (not 2k)
+    assert _plan((5, 4, 40), (0, 2, 1), 16)["kernel"] != "lanes"     # 16-byte items
     assert _plan((5, 9, 15), (0, 2, 1), 1)["kernel"] != "lanes"      # fewer than 16 pixels
     assert _plan((5, 17, 40), (0, 2, 1), 1)["kernel"] != "lanes"     # more than 16 lanes
 

@@ -161,11 +161,11 @@ cdef intp transpose_tile_edge(intp width) noexcept nogil:
 cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
     """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_lanes.pxi``)
     if the copy is one; the lane axes are then removed and the pixel axis is
-    the last one. Items of 4 and 8 bytes need a lane count that is a
-    multiple of the pixels in a register (4, 2).
+    the last one. Up to 16 lanes (8 of 8-byte items); 4-byte items need at
+    least 4 lanes (2 or 3 are left to the block kernel's vectorised loop).
 
-    Interleave: the innermost destination axes hold at most LANES_MAX / w
-    items contiguously (4 * LANES_MAX / w for 4- and 8-byte items) (the lanes, read at any source steps), and the next
+    Interleave: the innermost destination axes hold at most that many
+    items contiguously (the lanes, read at any source steps), and the next
     destination axis continues them while stepping one item in the source
     (the pixels). Split: the destination's innermost axis (the pixels) steps
     L items in the source, and axes stepping 1, e1, e1*e2 ... items in the
@@ -173,14 +173,15 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     steps). Lanes that repeat a source item (Tile) are left to the other
     kernels, and so are pixel axes shorter than a register of items."""
     cdef int m = n_axes[0], k, i, j, a, d, n_lane_axes = 0
-    cdef bint wide = p.width == 4 or p.width == 8
     cdef intp w = p.width, n_lanes = 1, offset
-    cdef intp max_lanes = (4 * LANES_MAX if wide else LANES_MAX) // p.width
+    cdef intp max_lanes = imin(LANES_MAX, 4 * LANES_MAX // p.width)
+    # Pixels in a register: pixel axes shorter than this are left to the
+    # other kernels.
     cdef intp group = LANE_GROUP // p.width
     cdef int lane_axis[LANES_MAX]
     cdef LaneTranspose* t = &p.lanes
     t.n_lanes = 0
-    if not shuffle_enabled or (w != 1 and w != 2 and not wide) or m < 2:
+    if not shuffle_enabled or (w != 1 and w != 2 and w != 4 and w != 8) or m < 2:
         return False
     k = m - 1
     while k >= 0 and ds[k] == n_lanes * w and ss[k] != 0 and n_lanes * ext[k] <= max_lanes:
@@ -217,7 +218,12 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
                 lane_axis[j + 1] = lane_axis[j]
                 j -= 1
             lane_axis[j + 1] = d
-    if wide and n_lanes % group != 0:
+    if w == 4 and n_lanes < group:
+        return False
+    # Padded blocks of 4- and 8-byte lanes end each run through a buffer: a
+    # run must be long for that to pay (runs of 4 pixels of 3 float64 lanes
+    # ran at 1.06 x np.copyto against 0.45 in the block kernel).
+    if w >= 4 and n_lanes % group != 0 and ext[m - 1 if not t.interleave else k] < LANE_GROUP:
         return False
     # Lane j (its place in the packed pixel) has digit (j // packed step)
     # % extent on each lane axis; its offset is those digits times the
@@ -232,7 +238,7 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
             else:
                 offset += (j // (ss[a] // w)) % ext[a] * ds[a]
         t.offset[j] = offset
-    if not wide:
+    if w == 1 or (w == 2 and n_lanes <= 8):
         plan_lane_masks(t, w)
     # Remove the lane axes, keeping the order of the others.
     j = 0

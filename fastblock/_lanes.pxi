@@ -26,12 +26,13 @@
 # run is taken to end at the run's last byte, so no load leaves the source.
 # Pixels after the last whole group are moved item by item.
 #
-# Items of 4 and 8 bytes (float32, float64) take the register transposes
-# alone: a register holds 4 (2) pixels of one lane, so a quad (pair) of lanes
-# transposed gives each pixel's 16 bytes of those lanes, stored in place with
-# no shuffle. These need L a multiple of 4 (2), up to 64-byte pixels: the 12
-# lanes of the staged NCHW_VECT_C float32 planes (item by item before: 1.2 x
-# np.copyto on two threads).
+# Items of 4 and 8 bytes (float32, float64), and more than 8 lanes of 2
+# bytes, take the register transposes alone: a register holds G = 16 / W
+# pixels of one lane, so a block of G lanes transposed gives each pixel's 16
+# bytes of those lanes, stored in place with no shuffle; up to 16 lanes (8
+# of 8 bytes), the last block padded. The 12 lanes of the staged
+# NCHW_VECT_C float32 planes went from item by item (1.2 x np.copyto on two
+# threads) to 0.6.
 #
 # SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
 # uses lane transposes only where ``shuffle_enabled`` says so.
@@ -153,38 +154,98 @@ cdef extern from *:
     }
     #undef FB_MASK
 
-    /* One row of n pixels of L = Q * G lanes of W-byte items (W = 4 or 8,
-       G = 16 / W pixels a register; W, Q and interleave are constants after
-       inlining): each G x G block of items is one register transpose. The
-       lane offsets are copied to a local array first: the stores (through
-       char pointers) could otherwise alias them and force a reload. */
+    /* One group of G pixels of fb_wide_lanes_row (below). */
     static inline __attribute__((always_inline, target("ssse3")))
-    void fb_wide_lanes_row(char *dst, const char *src, Py_ssize_t n, const Py_ssize_t *lane_in,
-                           const int interleave, const int W, const int Q) {
-        const int G = 16 / W, L = Q * G;
-        Py_ssize_t lane[16];
-        __m128i r[4];
-        Py_ssize_t i;
+    void fb_wide_group(char *dst, const char *src, Py_ssize_t i, int L, const Py_ssize_t *lane,
+                       const int interleave, const int W, const int Q, const int padded,
+                       const int at_end) {
+        const int G = 16 / W;
+        const int last_bytes = (L - (Q - 1) * G) * W;
+        __m128i r[16];
+        unsigned char edge[16];
         int q, k, l;
-        FB_UNROLL
-        for (l = 0; l < L; l++)
-            lane[l] = lane_in[l];
-        for (i = 0; i + G <= n; i += G) {
+        if (interleave) {
             FB_UNROLL
             for (q = 0; q < Q; q++) {
                 FB_UNROLL
                 for (k = 0; k < G; k++)
-                    r[k] = interleave
-                        ? _mm_loadu_si128((const __m128i *)(src + lane[q * G + k] + i * W))
-                        : _mm_loadu_si128((const __m128i *)(src + ((i + k) * L + q * G) * W));
-                fb_transpose_registers(r, G);
+                    r[q * G + k] = _mm_loadu_si128((const __m128i *)(src + lane[q * G + k] + i * W));
+                fb_transpose_registers(r + q * G, G);
+                /* Whole blocks are stored as soon as they are transposed. */
+                FB_UNROLL
+                for (k = 0; k < G && !padded; k++)
+                    _mm_storeu_si128((__m128i *)(dst + ((i + k) * L + q * G) * W), r[q * G + k]);
+            }
+            FB_UNROLL
+            for (k = 0; k < G && padded; k++) {
+                FB_UNROLL
+                for (q = 0; q < Q; q++) {
+                    char *at = dst + ((i + k) * L + q * G) * W;
+                    if (at_end && q == Q - 1 && k == G - 1) {
+                        _mm_storeu_si128((__m128i *)edge, r[q * G + k]);
+                        memcpy(at, edge, (size_t)last_bytes);
+                    } else {
+                        _mm_storeu_si128((__m128i *)at, r[q * G + k]);
+                    }
+                }
+            }
+        } else {
+            FB_UNROLL
+            for (q = 0; q < Q; q++) {
                 FB_UNROLL
                 for (k = 0; k < G; k++) {
-                    if (interleave)
-                        _mm_storeu_si128((__m128i *)(dst + ((i + k) * L + q * G) * W), r[k]);
-                    else
-                        _mm_storeu_si128((__m128i *)(dst + lane[q * G + k] + i * W), r[k]);
+                    const char *at = src + ((i + k) * L + q * G) * W;
+                    if (at_end && q == Q - 1 && k == G - 1) {
+                        memset(edge, 0, 16);
+                        memcpy(edge, at, (size_t)last_bytes);
+                        r[q * G + k] = _mm_loadu_si128((const __m128i *)edge);
+                    } else {
+                        r[q * G + k] = _mm_loadu_si128((const __m128i *)at);
+                    }
                 }
+                fb_transpose_registers(r + q * G, G);
+            }
+            FB_UNROLL
+            for (l = 0; l < Q * G; l++)
+                if (l < L)
+                    _mm_storeu_si128((__m128i *)(dst + lane[l] + i * W), r[l]);
+        }
+    }
+
+    /* One row of n pixels of L lanes of W-byte items in Q blocks of G = 16 / W
+       lanes (W = 2, 4 or 8; W, Q, interleave and padded are constants after
+       inlining): each block of G lanes x G pixels is one register transpose,
+       which leaves each pixel's G items of the block in one register.
+       When L is not Q * G (padded), the last block of a pixel has only
+       (L - (Q-1) G) W bytes: the padding lanes repeat lane L-1; interleave
+       stores pixel by pixel, each pixel's last block running over into the
+       next pixel, which is written after it, and split loads a pixel's last
+       block running over into the next pixel. In the run's last group, where
+       the last pixel has no next one, that block goes through a 16-byte
+       buffer (a separate copy of the group's code, so that the library calls
+       do not make the main loop keep its registers in memory). The lane
+       offsets are copied to a local array first: the stores (through char
+       pointers) could otherwise alias them and force a reload. */
+    static inline __attribute__((always_inline, target("ssse3")))
+    void fb_wide_lanes_row(char *dst, const char *src, Py_ssize_t n, int L,
+                           const Py_ssize_t *lane_in, const int interleave, const int W,
+                           const int Q, const int padded) {
+        const int G = 16 / W;
+        Py_ssize_t lane[16];
+        Py_ssize_t i;
+        int l;
+        FB_UNROLL
+        for (l = 0; l < Q * G; l++)
+            lane[l] = lane_in[l < L ? l : L - 1];
+        if (!padded) {
+            for (i = 0; i + G <= n; i += G)
+                fb_wide_group(dst, src, i, L, lane, interleave, W, Q, 0, 0);
+        } else {
+            for (i = 0; i + G < n; i += G)
+                fb_wide_group(dst, src, i, L, lane, interleave, W, Q, 1, 0);
+            if (i + G == n) {
+                fb_wide_group(dst, src, i, L, lane, interleave, W, Q, 1, 1);
+                i += G;
             }
         }
         for (; i < n; i++)
@@ -213,25 +274,34 @@ cdef extern from *:
         }
 
     #define FB_WIDE_ROW_Q(INTERLEAVE, W, Q)                                      \
-        for (k = 0; k < n_rows; k++)                                             \
-            fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, lane,     \
-                              INTERLEAVE, W, Q)
+        if (L == Q * (16 / W)) {                                                 \
+            for (k = 0; k < n_rows; k++)                                         \
+                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \
+                                  lane, INTERLEAVE, W, Q, 0);                    \
+        } else {                                                                 \
+            for (k = 0; k < n_rows; k++)                                         \
+                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \
+                                  lane, INTERLEAVE, W, Q, 1);                    \
+        }
     #define FB_WIDE_ROWS(INTERLEAVE, W)                                          \
-        switch (L / (16 / W)) {                                                  \
+        switch ((L + 16 / W - 1) / (16 / W)) {                                   \
         case 1: FB_WIDE_ROW_Q(INTERLEAVE, W, 1); break;                          \
         case 2: FB_WIDE_ROW_Q(INTERLEAVE, W, 2); break;                          \
         case 3: FB_WIDE_ROW_Q(INTERLEAVE, W, 3); break;                          \
         default: FB_WIDE_ROW_Q(INTERLEAVE, W, 4); break;                         \
         }
 
-    /* width: 1, or 2 with L <= 8, or 4 with 4 | L <= 16, or 8 with 2 | L <= 8. */
+    /* width: 1 (L <= 16), 2 (L <= 16), 4 (L <= 16; 4 | L when L < 4) or 8
+       (L <= 8). */
     __attribute__((target("ssse3")))
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
                               const unsigned char *masks, int interleave, int width) {
         Py_ssize_t k;
         int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
-        if (width == 4) {
+        if (width == 2 && L > 8) {
+            if (interleave) { FB_WIDE_ROW_Q(1, 2, 2); } else { FB_WIDE_ROW_Q(0, 2, 2); }
+        } else if (width == 4) {
             if (interleave) { FB_WIDE_ROWS(1, 4) } else { FB_WIDE_ROWS(0, 4) }
         } else if (width == 8) {
             if (interleave) { FB_WIDE_ROWS(1, 8) } else { FB_WIDE_ROWS(0, 8) }

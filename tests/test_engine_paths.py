@@ -169,8 +169,8 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
     assert (plan["shuffled_pieces"] > 0) == (byte_shuffles and not lanes)
 
 
-# Lane transposes: pixels of L lanes of 1-byte (2 <= L <= 16), 2-byte
-# (L <= 8), 4-byte (L = 4, 8, 12, 16) or 8-byte items (L = 2, 4, 6, 8)
+# Lane transposes: pixels of L lanes of 1- or 2-byte (2 <= L <= 16), 4-byte
+# (4 <= L <= 16) or 8-byte items (2 <= L <= 8)
 # built from L source rows (interleave) or split into L destination rows, a
 # 16-byte register of each lane at a time. (shape, axes) with the lanes'
 # extents; pixel counts around the group (16, 8, 4 or 2 pixels) reach the
@@ -216,6 +216,8 @@ def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
     ((16, 3, 1000), (0, 2, 1)),              # long pixel rows cut into blocks
     ((16, 12, 1000), (0, 2, 1)),             # 12 lanes (4- and 8-byte items too)
     ((16, 1000, 4), (0, 2, 1)),
+    ((16, 7, 1000), (0, 2, 1)),              # padded blocks of lanes
+    ((16, 1000, 11), (0, 2, 1)),
 ])
 @pytest.mark.parametrize("width", [1, 2, 4, 8])
 def test_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_threads, width):
@@ -248,6 +250,10 @@ def test_lanes_with_reversed_source_lanes(width):
     ((5, 16, 40), (0, 2, 1), 4, 16),
     ((5, 6, 40), (0, 2, 1), 8, 6),       # float64: pairs of lanes
     ((5, 40, 2), (0, 2, 1), 8, 2),
+    ((5, 40, 3), (0, 2, 1), 8, 3),       # ... the last pair padded
+    ((5, 6, 40), (0, 2, 1), 4, 6),       # the last quad padded
+    ((5, 40, 9), (0, 2, 1), 2, 9),       # more than 8 lanes of 2 bytes: blocks of 8
+    ((5, 16, 40), (0, 2, 1), 2, 16),
     # The staged NCHW_VECT_C planes -> space of bs 3: lanes (b2, r) of 4
     # planes apart, 12 lanes of float32.
     ((4, 3, 3, 5, 40), (3, 1, 4, 2, 0), 4, 12),
@@ -259,10 +265,10 @@ def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
 
 
 def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
-    assert _plan((5, 9, 40), (0, 2, 1), 2)["kernel"] != "lanes"      # more than 8 lanes of 2 bytes
-    assert _plan((5, 6, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 6 lanes of 4 bytes (not 4k)
+    assert _plan((5, 17, 40), (0, 2, 1), 2)["kernel"] != "lanes"     # more than 16 lanes of 2 bytes
+    assert _plan((5, 3, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 3 lanes of 4 bytes
     assert _plan((5, 20, 40), (0, 2, 1), 4)["kernel"] != "lanes"     # more than 16 lanes of 4 bytes
-    assert _plan((5, 3, 40), (0, 2, 1), 8)["kernel"] != "lanes"      # 3 lanes of 8 bytes (not 2k)
+    assert _plan((5, 9, 40), (0, 2, 1), 8)["kernel"] != "lanes"      # more than 8 lanes of 8 bytes
     assert _plan((5, 4, 40), (0, 2, 1), 16)["kernel"] != "lanes"     # 16-byte items
     assert _plan((5, 9, 15), (0, 2, 1), 1)["kernel"] != "lanes"      # fewer than 16 pixels
     assert _plan((5, 17, 40), (0, 2, 1), 1)["kernel"] != "lanes"     # more than 16 lanes

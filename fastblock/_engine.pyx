@@ -12,8 +12,9 @@ How a copy is run:
    positive (moving both base pointers), sort the axes by destination step,
    largest first, and merge neighbours that are contiguous on both sides. A
    run contiguous on both sides is folded into one wider item.
-2. *Choose the kernel block.* Pixels of 2 to 16 one-byte lanes (2 to 8
-   of 2 bytes; 4, 8, 12 or 16 of 4 bytes; 2, 4, 6 or 8 of 8 bytes), packed on one side and in separate rows on the other (the
+2. *Choose the kernel block.* Pixels of 2 to 64 lanes of 1-, 2-, 4- or
+   8-byte items (up to 64 bytes; at least 4 lanes of 4 bytes), packed on
+   one side and in separate rows on the other (the
    block offsets of SpaceToDepth/DepthToSpace), are transposed a register
    of pixels at a time in SSE registers (lane transposes, ``_lanes.pxi``),
    where the CPU has SSSE3. Otherwise the innermost destination axis is
@@ -161,7 +162,7 @@ cdef intp transpose_tile_edge(intp width) noexcept nogil:
 cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
     """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_lanes.pxi``)
     if the copy is one; the lane axes are then removed and the pixel axis is
-    the last one. Up to 16 lanes (8 of 8-byte items); 4-byte items need at
+    the last one. Pixels of up to LANES_MAX bytes; 4-byte items need at
     least 4 lanes (2 or 3 are left to the block kernel's vectorised loop).
 
     Interleave: the innermost destination axes hold at most that many
@@ -174,7 +175,7 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     kernels, and so are pixel axes shorter than a register of items."""
     cdef int m = n_axes[0], k, i, j, a, d, n_lane_axes = 0
     cdef intp w = p.width, n_lanes = 1, offset
-    cdef intp max_lanes = imin(LANES_MAX, 4 * LANES_MAX // p.width)
+    cdef intp max_lanes = LANES_MAX // p.width
     # Pixels in a register: pixel axes shorter than this are left to the
     # other kernels.
     cdef intp group = LANE_GROUP // p.width
@@ -220,10 +221,10 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
             lane_axis[j + 1] = d
     if w == 4 and n_lanes < group:
         return False
-    # Padded blocks of 4- and 8-byte lanes end each run through a buffer: a
-    # run must be long for that to pay (runs of 4 pixels of 3 float64 lanes
-    # ran at 1.06 x np.copyto against 0.45 in the block kernel).
-    if w >= 4 and n_lanes % group != 0 and ext[m - 1 if not t.interleave else k] < LANE_GROUP:
+    # Padded blocks of lanes end each run through a buffer: a run must be
+    # long for that to pay (runs of 4 pixels of 3 float64 lanes ran at 1.06
+    # x np.copyto against 0.45 in the block kernel).
+    if n_lanes * w > 16 and n_lanes % group != 0 and ext[m - 1 if not t.interleave else k] < LANE_GROUP:
         return False
     # Lane j (its place in the packed pixel) has digit (j // packed step)
     # % extent on each lane axis; its offset is those digits times the
@@ -238,7 +239,7 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
             else:
                 offset += (j // (ss[a] // w)) % ext[a] * ds[a]
         t.offset[j] = offset
-    if w == 1 or (w == 2 and n_lanes <= 8):
+    if (w == 1 and n_lanes <= 16) or (w == 2 and n_lanes <= 8):
         plan_lane_masks(t, w)
     # Remove the lane axes, keeping the order of the others.
     j = 0

@@ -26,11 +26,12 @@
 # run is taken to end at the run's last byte, so no load leaves the source.
 # Pixels after the last whole group are moved item by item.
 #
-# Items of 4 and 8 bytes (float32, float64), and more than 8 lanes of 2
-# bytes, take the register transposes alone: a register holds G = 16 / W
-# pixels of one lane, so a block of G lanes transposed gives each pixel's 16
-# bytes of those lanes, stored in place with no shuffle; up to 16 lanes (8
-# of 8 bytes), the last block padded. The 12 lanes of the staged
+# Items of 4 and 8 bytes (float32, float64), and more than 16 bytes of
+# lanes of 1- or 2-byte items, take the register transposes alone: a
+# register holds G = 16 / W pixels of one lane, so a block of G lanes
+# transposed gives each pixel's 16 bytes of those lanes, stored in place
+# with no shuffle; up to 64-byte pixels (the 27 or 64 block offsets of 5-D
+# depth_first channels_last), the last block padded. The 12 lanes of the staged
 # NCHW_VECT_C float32 planes went from item by item (1.2 x np.copyto on two
 # threads) to 0.6.
 #
@@ -161,7 +162,7 @@ cdef extern from *:
                        const int at_end) {
         const int G = 16 / W;
         const int last_bytes = (L - (Q - 1) * G) * W;
-        __m128i r[16];
+        __m128i r[64];
         unsigned char edge[16];
         int q, k, l;
         if (interleave) {
@@ -213,8 +214,8 @@ cdef extern from *:
     }
 
     /* One row of n pixels of L lanes of W-byte items in Q blocks of G = 16 / W
-       lanes (W = 2, 4 or 8; W, Q, interleave and padded are constants after
-       inlining): each block of G lanes x G pixels is one register transpose,
+       lanes (W = 1, 2, 4 or 8, Q <= 4; W, Q, interleave and padded are
+       constants after inlining): each block of G lanes x G pixels is one register transpose,
        which leaves each pixel's G items of the block in one register.
        When L is not Q * G (padded), the last block of a pixel has only
        (L - (Q-1) G) W bytes: the padding lanes repeat lane L-1; interleave
@@ -231,7 +232,7 @@ cdef extern from *:
                            const Py_ssize_t *lane_in, const int interleave, const int W,
                            const int Q, const int padded) {
         const int G = 16 / W;
-        Py_ssize_t lane[16];
+        Py_ssize_t lane[64];
         Py_ssize_t i;
         int l;
         FB_UNROLL
@@ -273,34 +274,36 @@ cdef extern from *:
             else FB_LANE_ROWS(INTERLEAVE, 8, 2);                                 \\
         }
 
-    #define FB_WIDE_ROW_Q(INTERLEAVE, W, Q)                                      \
-        if (L == Q * (16 / W)) {                                                 \
-            for (k = 0; k < n_rows; k++)                                         \
-                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \
-                                  lane, INTERLEAVE, W, Q, 0);                    \
-        } else {                                                                 \
-            for (k = 0; k < n_rows; k++)                                         \
-                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \
-                                  lane, INTERLEAVE, W, Q, 1);                    \
+    #define FB_WIDE_ROW_Q(INTERLEAVE, W, Q)                                      \\
+        if (L == Q * (16 / W)) {                                                 \\
+            for (k = 0; k < n_rows; k++)                                         \\
+                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \\
+                                  lane, INTERLEAVE, W, Q, 0);                    \\
+        } else {                                                                 \\
+            for (k = 0; k < n_rows; k++)                                         \\
+                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \\
+                                  lane, INTERLEAVE, W, Q, 1);                    \\
         }
-    #define FB_WIDE_ROWS(INTERLEAVE, W)                                          \
-        switch ((L + 16 / W - 1) / (16 / W)) {                                   \
-        case 1: FB_WIDE_ROW_Q(INTERLEAVE, W, 1); break;                          \
-        case 2: FB_WIDE_ROW_Q(INTERLEAVE, W, 2); break;                          \
-        case 3: FB_WIDE_ROW_Q(INTERLEAVE, W, 3); break;                          \
-        default: FB_WIDE_ROW_Q(INTERLEAVE, W, 4); break;                         \
+    #define FB_WIDE_ROWS(INTERLEAVE, W)                                          \\
+        switch ((L + 16 / W - 1) / (16 / W)) {                                   \\
+        case 1: FB_WIDE_ROW_Q(INTERLEAVE, W, 1); break;                          \\
+        case 2: FB_WIDE_ROW_Q(INTERLEAVE, W, 2); break;                          \\
+        case 3: FB_WIDE_ROW_Q(INTERLEAVE, W, 3); break;                          \\
+        default: FB_WIDE_ROW_Q(INTERLEAVE, W, 4); break;                         \\
         }
 
-    /* width: 1 (L <= 16), 2 (L <= 16), 4 (L <= 16; 4 | L when L < 4) or 8
-       (L <= 8). */
+    /* Pixels of up to 64 bytes: width 1 (L <= 64), 2 (L <= 32), 4 (4 <= L
+       <= 16) or 8 (L <= 8). */
     __attribute__((target("ssse3")))
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
                               const unsigned char *masks, int interleave, int width) {
         Py_ssize_t k;
         int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
-        if (width == 2 && L > 8) {
-            if (interleave) { FB_WIDE_ROW_Q(1, 2, 2); } else { FB_WIDE_ROW_Q(0, 2, 2); }
+        if (width == 1 && L > 16) {
+            if (interleave) { FB_WIDE_ROWS(1, 1) } else { FB_WIDE_ROWS(0, 1) }
+        } else if (width == 2 && L > 8) {
+            if (interleave) { FB_WIDE_ROWS(1, 2) } else { FB_WIDE_ROWS(0, 2) }
         } else if (width == 4) {
             if (interleave) { FB_WIDE_ROWS(1, 4) } else { FB_WIDE_ROWS(0, 4) }
         } else if (width == 8) {
@@ -341,9 +344,8 @@ cdef extern from *:
                        int interleave, int width) noexcept nogil
 
 cdef enum:
-    # Lanes in one pixel of bytes (16 pixels of a lane fill a register); of
-    # 2-byte items, half as many.
-    LANES_MAX = 16
+    # Bytes in one pixel (lanes of bytes; of wider items, as many as fit).
+    LANES_MAX = 64
     # Pixels moved together at most (bytes); a pixel axis shorter than a
     # register's worth of its items is not planned.
     LANE_GROUP = 16

@@ -317,6 +317,21 @@ def test_blocks_that_end_a_source_row_are_followed_by_the_next_row():
         assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)
 
 
+def test_short_destination_rows_keep_the_axis_that_fills_their_gaps_inside():
+    # space_to_depth blocks_first, 5-D channels_last, bs 3, C 16, bytes:
+    # [d, bd, h, bh, w, (bw c)] -> [d, h, w, bd, bh, (bw c)]. A block is the
+    # 3 bh items (144 bytes) of each of the w pixels, 432 bytes apart; the
+    # bd axis writes the rest of those pixels, so it stays inside the h
+    # loop instead of h moving innermost to follow the source.
+    x = _values((2, 3, 8, 3, 30, 48), 1)
+    axes = (0, 2, 4, 1, 3, 5)
+    plan = _plan(x.shape, axes, 1)
+    assert plan["kernel"] == "block" and plan["loop"][-3:] == (3, 1, 1)
+    expected = np.ascontiguousarray(np.transpose(x, axes))
+    for num_threads in (1, 3):
+        assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)
+
+
 def test_blocks_reading_part_of_a_cache_line_are_followed_by_the_rest():
     # space_to_depth of a Fortran-order [8, 6, 16, 128] float32 input: a block
     # reads the 8 batch items (32 bytes) of each pixel; the channel axis,

@@ -30,8 +30,10 @@
 # lanes of 1- or 2-byte items, take the register transposes alone: a
 # register holds G = 16 / W pixels of one lane, so a block of G lanes
 # transposed gives each pixel's 16 bytes of those lanes, stored in place
-# with no shuffle; up to 64-byte pixels (the 27 or 64 block offsets of 5-D
-# depth_first channels_last), the last block padded. The 12 lanes of the staged
+# with no shuffle, a block at a time; pixels of up to 256 bytes (the 27 or
+# 64 block offsets of 5-D depth_first channels_last, a channels-first to
+# channels-last transpose of up to 256 bytes of channels), the last block
+# padded. The 12 lanes of the staged
 # NCHW_VECT_C float32 planes went from item by item (1.2 x np.copyto on two
 # threads) to 0.6.
 #
@@ -40,6 +42,7 @@
 
 cdef extern from *:
     """
+    #define FB_LANES_MAX 256        /* = LANES_MAX below */
     #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
     #include <immintrin.h>
 
@@ -155,7 +158,7 @@ cdef extern from *:
     }
     #undef FB_MASK
 
-    /* One group of G pixels of fb_wide_lanes_row (below). */
+    /* One group of G pixels of fb_wide_lanes_row_q (below). */
     static inline __attribute__((always_inline, target("ssse3")))
     void fb_wide_group(char *dst, const char *src, Py_ssize_t i, int L, const Py_ssize_t *lane,
                        const int interleave, const int W, const int Q, const int padded,
@@ -228,9 +231,9 @@ cdef extern from *:
        offsets are copied to a local array first: the stores (through char
        pointers) could otherwise alias them and force a reload. */
     static inline __attribute__((always_inline, target("ssse3")))
-    void fb_wide_lanes_row(char *dst, const char *src, Py_ssize_t n, int L,
-                           const Py_ssize_t *lane_in, const int interleave, const int W,
-                           const int Q, const int padded) {
+    void fb_wide_lanes_row_q(char *dst, const char *src, Py_ssize_t n, int L,
+                             const Py_ssize_t *lane_in, const int interleave, const int W,
+                             const int Q, const int padded) {
         const int G = 16 / W;
         Py_ssize_t lane[64];
         Py_ssize_t i;
@@ -247,6 +250,104 @@ cdef extern from *:
             if (i + G == n) {
                 fb_wide_group(dst, src, i, L, lane, interleave, W, Q, 1, 1);
                 i += G;
+            }
+        }
+        for (; i < n; i++)
+            for (l = 0; l < L; l++) {
+                if (interleave)
+                    memcpy(dst + (i * L + l) * W, src + lane[l] + i * W, W);
+                else
+                    memcpy(dst + lane[l] + i * W, src + (i * L + l) * W, W);
+            }
+    }
+
+    /* Block q (lanes qG .. qG+G-1) of the G pixels from pixel i: one G x G
+       register transpose. ``edge_bytes`` > 0: the block is the last pixel's
+       padded last block at the end of a run, moved through a buffer. */
+    static inline __attribute__((always_inline, target("ssse3")))
+    void fb_wide_block(char *dst, const char *src, Py_ssize_t i, int L, const Py_ssize_t *lane,
+                       int q, const int interleave, const int W, int edge_bytes) {
+        const int G = 16 / W;
+        __m128i r[16];
+        unsigned char edge[16];
+        int k;
+        if (interleave) {
+            FB_UNROLL
+            for (k = 0; k < G; k++)
+                r[k] = _mm_loadu_si128((const __m128i *)(src + lane[q * G + k] + i * W));
+            fb_transpose_registers(r, G);
+            FB_UNROLL
+            for (k = 0; k < G; k++) {
+                char *at = dst + ((i + k) * L + q * G) * W;
+                if (k == G - 1 && edge_bytes) {
+                    _mm_storeu_si128((__m128i *)edge, r[k]);
+                    memcpy(at, edge, (size_t)edge_bytes);
+                } else {
+                    _mm_storeu_si128((__m128i *)at, r[k]);
+                }
+            }
+        } else {
+            FB_UNROLL
+            for (k = 0; k < G; k++) {
+                const char *at = src + ((i + k) * L + q * G) * W;
+                if (k == G - 1 && edge_bytes) {
+                    memset(edge, 0, 16);
+                    memcpy(edge, at, (size_t)edge_bytes);
+                    r[k] = _mm_loadu_si128((const __m128i *)edge);
+                } else {
+                    r[k] = _mm_loadu_si128((const __m128i *)at);
+                }
+            }
+            fb_transpose_registers(r, G);
+            FB_UNROLL
+            for (k = 0; k < G; k++)
+                if (q * G + k < L)
+                    _mm_storeu_si128((__m128i *)(dst + lane[q * G + k] + i * W), r[k]);
+        }
+    }
+
+    /* fb_wide_lanes_row_q for pixels of more than 4 blocks (over 64 bytes),
+       a block at a time so that only G registers are live: one row of n
+       pixels of L lanes of W-byte items (W = 1, 2, 4 or 8; W, interleave and
+       padded are constants after inlining), in Q = ceil(L/G) blocks of G =
+       16 / W lanes: each block of G lanes x G pixels is one register
+       transpose, which leaves each pixel's G items of the block in one
+       register. When L is not Q * G (padded), the last block of a pixel
+       has only (L - (Q-1) G) W bytes and its padding lanes repeat lane L-1.
+       Interleave stores a group's last blocks first, pixel by pixel, each
+       running over into the next pixel, whose whole blocks are stored after
+       it; split loads a pixel's last block running over into the next pixel.
+       At the end of a run, where the last pixel has no next one, that block
+       goes through a 16-byte buffer (its own copy of the block code, so that
+       the library calls do not make the main loop keep its registers in
+       memory). The lane offsets are copied to a local array first: the
+       stores (through char pointers) could otherwise alias them and force a
+       reload. */
+    static inline __attribute__((always_inline, target("ssse3")))
+    void fb_wide_lanes_row_long(char *dst, const char *src, Py_ssize_t n, int L,
+                                const Py_ssize_t *lane_in, const int interleave, const int W,
+                                const int padded) {
+        const int G = 16 / W;
+        const int Q = (L + G - 1) / G, last = Q - 1;
+        const int last_bytes = (L - last * G) * W;
+        Py_ssize_t lane[FB_LANES_MAX];
+        Py_ssize_t i;
+        int l, q;
+        for (l = 0; l < Q * G; l++)
+            lane[l] = lane_in[l < L ? l : L - 1];
+        if (!padded) {
+            for (i = 0; i + G <= n; i += G)
+                for (q = 0; q < Q; q++)
+                    fb_wide_block(dst, src, i, L, lane, q, interleave, W, 0);
+        } else {
+            for (i = 0; i + G <= n; i += G) {
+                if (i + G == n) {
+                    fb_wide_block(dst, src, i, L, lane, last, interleave, W, last_bytes);
+                } else {
+                    fb_wide_block(dst, src, i, L, lane, last, interleave, W, 0);
+                }
+                for (q = 0; q < last; q++)
+                    fb_wide_block(dst, src, i, L, lane, q, interleave, W, 0);
             }
         }
         for (; i < n; i++)
@@ -277,37 +378,60 @@ cdef extern from *:
     #define FB_WIDE_ROW_Q(INTERLEAVE, W, Q)                                      \\
         if (L == Q * (16 / W)) {                                                 \\
             for (k = 0; k < n_rows; k++)                                         \\
-                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \\
-                                  lane, INTERLEAVE, W, Q, 0);                    \\
+                fb_wide_lanes_row_q(dst + k * dst_row, src + k * src_row, n, L,  \\
+                                    lane, INTERLEAVE, W, Q, 0);                  \\
         } else {                                                                 \\
             for (k = 0; k < n_rows; k++)                                         \\
-                fb_wide_lanes_row(dst + k * dst_row, src + k * src_row, n, L,    \\
-                                  lane, INTERLEAVE, W, Q, 1);                    \\
+                fb_wide_lanes_row_q(dst + k * dst_row, src + k * src_row, n, L,  \\
+                                    lane, INTERLEAVE, W, Q, 1);                  \\
         }
     #define FB_WIDE_ROWS(INTERLEAVE, W)                                          \\
         switch ((L + 16 / W - 1) / (16 / W)) {                                   \\
         case 1: FB_WIDE_ROW_Q(INTERLEAVE, W, 1); break;                          \\
         case 2: FB_WIDE_ROW_Q(INTERLEAVE, W, 2); break;                          \\
         case 3: FB_WIDE_ROW_Q(INTERLEAVE, W, 3); break;                          \\
-        default: FB_WIDE_ROW_Q(INTERLEAVE, W, 4); break;                         \\
+        case 4: FB_WIDE_ROW_Q(INTERLEAVE, W, 4); break;                          \\
+        default:                                                                 \\
+            if (L % (16 / W) == 0) {                                             \\
+                for (k = 0; k < n_rows; k++)                                     \\
+                    fb_wide_lanes_row_long(dst + k * dst_row, src + k * src_row, \\
+                                           n, L, lane, INTERLEAVE, W, 0);        \\
+            } else {                                                             \\
+                for (k = 0; k < n_rows; k++)                                     \\
+                    fb_wide_lanes_row_long(dst + k * dst_row, src + k * src_row, \\
+                                           n, L, lane, INTERLEAVE, W, 1);        \\
+            }                                                                    \\
         }
 
-    /* Pixels of up to 64 bytes: width 1 (L <= 64), 2 (L <= 32), 4 (4 <= L
-       <= 16) or 8 (L <= 8). */
+    /* The register-transpose rows in a function of their own: inlined into
+       fb_lanes_rows, their large frame slowed the byte kernel's short rows
+       (5-D space_to_depth, 24-pixel rows of 4 byte lanes: 20.5 ms against
+       18.3). */
+    __attribute__((target("ssse3"), noinline))
+    static void fb_wide_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
+                             Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
+                             int interleave, int width) {
+        Py_ssize_t k;
+        if (width == 1) {
+            if (interleave) { FB_WIDE_ROWS(1, 1) } else { FB_WIDE_ROWS(0, 1) }
+        } else if (width == 2) {
+            if (interleave) { FB_WIDE_ROWS(1, 2) } else { FB_WIDE_ROWS(0, 2) }
+        } else if (width == 4) {
+            if (interleave) { FB_WIDE_ROWS(1, 4) } else { FB_WIDE_ROWS(0, 4) }
+        } else {
+            if (interleave) { FB_WIDE_ROWS(1, 8) } else { FB_WIDE_ROWS(0, 8) }
+        }
+    }
+
+    /* Pixels of up to FB_LANES_MAX bytes; 4-byte items need 4 lanes or more. */
     __attribute__((target("ssse3")))
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
                               const unsigned char *masks, int interleave, int width) {
         Py_ssize_t k;
         int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
-        if (width == 1 && L > 16) {
-            if (interleave) { FB_WIDE_ROWS(1, 1) } else { FB_WIDE_ROWS(0, 1) }
-        } else if (width == 2 && L > 8) {
-            if (interleave) { FB_WIDE_ROWS(1, 2) } else { FB_WIDE_ROWS(0, 2) }
-        } else if (width == 4) {
-            if (interleave) { FB_WIDE_ROWS(1, 4) } else { FB_WIDE_ROWS(0, 4) }
-        } else if (width == 8) {
-            if (interleave) { FB_WIDE_ROWS(1, 8) } else { FB_WIDE_ROWS(0, 8) }
+        if (width * L > 16 || width >= 4) {
+            fb_wide_rows(dst, src, n_rows, dst_row, src_row, n, L, lane, interleave, width);
         } else if (interleave) {
             FB_LANE_SIZES(1)
         } else {
@@ -344,8 +468,9 @@ cdef extern from *:
                        int interleave, int width) noexcept nogil
 
 cdef enum:
-    # Bytes in one pixel (lanes of bytes; of wider items, as many as fit).
-    LANES_MAX = 64
+    # Bytes in one pixel (lanes of bytes; of wider items, as many as fit);
+    # FB_LANES_MAX in the C code above.
+    LANES_MAX = 256
     # Pixels moved together at most (bytes); a pixel axis shorter than a
     # register's worth of its items is not planned.
     LANE_GROUP = 16

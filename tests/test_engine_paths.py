@@ -141,8 +141,8 @@ def test_gathered_runs_split_their_outer_axis_by_a_divisor():
 
 
 def test_large_blocks_keep_the_block_kernel():
-    # (A byte transpose with a side of at most 64 is a lane transpose.)
-    assert _plan((100, 80), (1, 0), 1)["kernel"] == "block"
+    # (A byte transpose with a side of at most 256 is a lane transpose.)
+    assert _plan((300, 280), (1, 0), 1)["kernel"] == "block"
     assert _plan((3, 50, 2), (0, 2, 1), 4)["kernel"] == "block"
 
 
@@ -170,17 +170,17 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
     assert (plan["shuffled_pieces"] > 0) == (byte_shuffles and not lanes)
 
 
-# Lane transposes: pixels of up to 64 bytes, L lanes of 1-byte (2 <= L <=
-# 64), 2-byte (L <= 32), 4-byte (4 <= L <= 16) or 8-byte items (L <= 8)
+# Lane transposes: pixels of up to 256 bytes, L lanes of 1-, 2-, 4- (L >=
+# 4) or 8-byte items (a split: up to 8 lanes)
 # built from L source rows (interleave) or split into L destination rows, a
 # 16-byte register of each lane at a time. (shape, axes) with the lanes'
 # extents; pixel counts around the group (16, 8, 4 or 2 pixels) reach the
 # last-group stores and loads and the item-by-item tail. Lane counts that a
 # width does not take go to the other kernels.
 LANE_CASES = [
-    ((5, L, n), (0, 2, 1)) for L in (2, 3, 4, 5, 8, 9, 12, 16, 27, 64) for n in (8, 16, 17, 33, 64)
+    ((5, L, n), (0, 2, 1)) for L in (2, 3, 4, 5, 8, 9, 12, 16, 27, 64, 100) for n in (8, 16, 17, 33, 64)
 ] + [
-    ((5, n, L), (0, 2, 1)) for L in (2, 3, 4, 7, 9, 16, 20, 32) for n in (16, 31, 48)
+    ((5, n, L), (0, 2, 1)) for L in (2, 3, 4, 7, 9, 16, 20, 32, 75) for n in (16, 31, 48)
 ] + [
     # 5-D space_to_depth depth_first, channels_last, bs 3, C 16: 27 lanes
     # (b1, b2, b3) from nine source rows, pixels along the channels.
@@ -272,13 +272,14 @@ def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
 
 
 def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
-    assert _plan((5, 33, 40), (0, 2, 1), 2)["kernel"] != "lanes"     # more than 64 bytes a pixel
+    assert _plan((5, 129, 140), (0, 2, 1), 2)["kernel"] != "lanes"   # more than 256 bytes a pixel
     assert _plan((5, 3, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 3 lanes of 4 bytes
-    assert _plan((5, 20, 40), (0, 2, 1), 4)["kernel"] != "lanes"     # more than 16 lanes of 4 bytes
-    assert _plan((5, 9, 40), (0, 2, 1), 8)["kernel"] != "lanes"      # more than 8 lanes of 8 bytes
+    assert _plan((5, 65, 70), (0, 2, 1), 4)["kernel"] != "lanes"     # more than 64 lanes of 4 bytes
+    assert _plan((5, 40, 9), (0, 2, 1), 8)["kernel"] != "lanes"      # a split of more than 8 lanes of 8 bytes
+    assert _plan((5, 33, 40), (0, 2, 1), 8)["kernel"] != "lanes"     # more than 32 lanes of 8 bytes
     assert _plan((5, 4, 40), (0, 2, 1), 16)["kernel"] != "lanes"     # 16-byte items
     assert _plan((5, 9, 15), (0, 2, 1), 1)["kernel"] != "lanes"      # fewer than 16 pixels
-    assert _plan((5, 65, 80), (0, 2, 1), 1)["kernel"] != "lanes"     # more than 64 lanes either way
+    assert _plan((5, 257, 280), (0, 2, 1), 1)["kernel"] != "lanes"   # more than 256 lanes either way
 
 
 @pytest.mark.parametrize("width", [1, 2, 4])

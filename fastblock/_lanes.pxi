@@ -423,7 +423,7 @@ cdef extern from *:
         }
     }
 
-    /* Pixels of up to FB_LANES_MAX bytes; 4-byte items need 4 lanes or more. */
+    /* Pixels of up to FB_LANES_MAX bytes; 4-byte items need 3 lanes or more. */
     __attribute__((target("ssse3")))
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,

@@ -171,7 +171,7 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
 
 
 # Lane transposes: pixels of up to 256 bytes, L lanes of 1-, 2-, 4- (L >=
-# 4) or 8-byte items (a split: up to 8 lanes)
+# 3) or 8-byte items (a split: up to 8 lanes)
 # built from L source rows (interleave) or split into L destination rows, a
 # 16-byte register of each lane at a time. (shape, axes) with the lanes'
 # extents; pixel counts around the group (16, 8, 4 or 2 pixels) reach the
@@ -273,7 +273,7 @@ def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
 
 def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     assert _plan((5, 129, 140), (0, 2, 1), 2)["kernel"] != "lanes"   # more than 256 bytes a pixel
-    assert _plan((5, 3, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 3 lanes of 4 bytes
+    assert _plan((5, 2, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 2 lanes of 4 bytes
     assert _plan((5, 65, 70), (0, 2, 1), 4)["kernel"] != "lanes"     # more than 64 lanes of 4 bytes
     assert _plan((5, 40, 9), (0, 2, 1), 8)["kernel"] != "lanes"      # a split of more than 8 lanes of 8 bytes
     assert _plan((5, 33, 40), (0, 2, 1), 8)["kernel"] != "lanes"     # more than 32 lanes of 8 bytes

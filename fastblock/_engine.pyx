@@ -177,7 +177,7 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     steps). Lanes that repeat a source item (Tile) are left to the other
     kernels, and so are pixel axes shorter than a register of items."""
     cdef int m = n_axes[0], k, i, j, a, d, n_lane_axes = 0
-    cdef intp interleave_lanes, best_lanes
+    cdef intp interleave_lanes
     cdef int best_k
     cdef bint can_interleave, can_split
     cdef intp w = p.width, n_lanes = 1, offset
@@ -195,21 +195,16 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     # 60] byte transpose: 3 lanes, 60 pixels, not 180 lanes and none).
     k = m - 1
     best_k = -1
-    best_lanes = 0
+    interleave_lanes = 0
     while k >= 0 and ds[k] == n_lanes * w and ss[k] != 0:
         if n_lanes >= 2 and ss[k] == w and ext[k] >= group:
             best_k = k
-            best_lanes = n_lanes
+            interleave_lanes = n_lanes
         if n_lanes * ext[k] > max_lanes:
             break
         n_lanes *= ext[k]
         k -= 1
-    if n_lanes >= 2 and k >= 0 and ds[k] == n_lanes * w and ss[k] == w and ext[k] >= group:
-        best_k = k
-        best_lanes = n_lanes
     k = best_k
-    n_lanes = best_lanes
-    interleave_lanes = n_lanes
     can_interleave = k >= 0
     # Split: find the axes that pack the source items of one pixel,
     # innermost first. When both forms exist, the one that moves more items
@@ -662,12 +657,13 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     if n_rows * row_bytes > STAGE_BYTES:
         return False
     if split:
-        # Lane rows are apart: each must be whole lines or long.
-        for i in range(lanes):
-            if p.lanes.offset[i] % CACHE_LINE != 0 and row_bytes < STREAM_MIN_ROW:
+        # Lane rows are apart: each must be long or whole lines.
+        if row_bytes < STREAM_MIN_ROW:
+            if not whole_lines(dst, p.dst_a, row_bytes):
                 return False
-        if not rows_stream(dst, p.dst_a, size_a if size_a > 1 else 2, row_bytes, NULL):
-            return False
+            for i in range(lanes):
+                if p.lanes.offset[i] % CACHE_LINE != 0:
+                    return False
     else:
         # Where this block's rows end, streamed or not: the next block may
         # continue them.

@@ -84,6 +84,20 @@ cdef extern from *:
     }
     #undef FB_LANE_ROUND
 
+    /* Pixels i .. n-1 of a row, item by item (after the last whole group). */
+    static inline __attribute__((always_inline))
+    void fb_lanes_tail(char *dst, const char *src, Py_ssize_t i, Py_ssize_t n, int L,
+                       const Py_ssize_t *lane, const int interleave, const int W) {
+        int l;
+        for (; i < n; i++)
+            for (l = 0; l < L; l++) {
+                if (interleave)
+                    memcpy(dst + (i * L + l) * W, src + lane[l] + i * W, W);
+                else
+                    memcpy(dst + lane[l] + i * W, src + (i * L + l) * W, W);
+            }
+    }
+
     #define FB_MASK(k) _mm_loadu_si128((const __m128i *)(masks + 16 * (k)))
 
     /* One row of n pixels of L lanes of W-byte items (P = L rounded up to a
@@ -148,13 +162,7 @@ cdef extern from *:
                         _mm_storeu_si128((__m128i *)(dst + lane[l] + i * W), r[l]);
             }
         }
-        for (; i < n; i++)
-            for (l = 0; l < L; l++) {
-                if (interleave)
-                    memcpy(dst + (i * L + l) * W, src + lane[l] + i * W, W);
-                else
-                    memcpy(dst + lane[l] + i * W, src + (i * L + l) * W, W);
-            }
+        fb_lanes_tail(dst, src, i, n, L, lane, interleave, W);
     }
     #undef FB_MASK
 
@@ -252,13 +260,7 @@ cdef extern from *:
                 i += G;
             }
         }
-        for (; i < n; i++)
-            for (l = 0; l < L; l++) {
-                if (interleave)
-                    memcpy(dst + (i * L + l) * W, src + lane[l] + i * W, W);
-                else
-                    memcpy(dst + lane[l] + i * W, src + (i * L + l) * W, W);
-            }
+        fb_lanes_tail(dst, src, i, n, L, lane, interleave, W);
     }
 
     /* Block q (lanes qG .. qG+G-1) of the G pixels from pixel i: one G x G
@@ -350,13 +352,7 @@ cdef extern from *:
                     fb_wide_block(dst, src, i, L, lane, q, interleave, W, 0);
             }
         }
-        for (; i < n; i++)
-            for (l = 0; l < L; l++) {
-                if (interleave)
-                    memcpy(dst + (i * L + l) * W, src + lane[l] + i * W, W);
-                else
-                    memcpy(dst + lane[l] + i * W, src + (i * L + l) * W, W);
-            }
+        fb_lanes_tail(dst, src, i, n, L, lane, interleave, W);
     }
 
     #define FB_LANE_ROWS(INTERLEAVE, P, W)                                       \\

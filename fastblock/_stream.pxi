@@ -137,6 +137,12 @@ cdef inline bint streams_pay(intp copy_bytes, const char* low, const char* high)
             and fb_pages_resident(low, high) != 0)
 
 
+cdef inline bint whole_lines(const char* dst, intp dst_row, intp row_bytes) noexcept nogil:
+    """Whether rows of ``row_bytes`` from ``dst``, ``dst_row`` apart, are whole cache lines."""
+    return (<size_t>dst % CACHE_LINE == 0 and dst_row % CACHE_LINE == 0
+            and row_bytes % CACHE_LINE == 0)
+
+
 cdef inline bint rows_stream(const char* dst, intp dst_row, intp n_rows, intp row_bytes,
                              const char* stream_end) noexcept nogil:
     """Whether destination rows should be streamed: whole lines, rows long
@@ -147,9 +153,7 @@ cdef inline bint rows_stream(const char* dst, intp dst_row, intp n_rows, intp ro
     np.copyto streamed against 0.58."""
     if n_rows == 1 or dst_row == row_bytes:
         return dst == stream_end or n_rows * row_bytes >= STREAM_MIN_ROW
-    if row_bytes >= STREAM_MIN_ROW:
-        return True
-    return (<size_t>dst & 63) == 0 and dst_row % 64 == 0 and row_bytes % 64 == 0
+    return row_bytes >= STREAM_MIN_ROW or whole_lines(dst, dst_row, row_bytes)
 
 
 cdef inline void stream_rows(char* dst, intp dst_row, const char* staged, intp n_rows,

@@ -19,9 +19,12 @@ How a copy is run:
    of pixels at a time in SSE registers (lane transposes, ``_lanes.pxi``),
    where the CPU has SSSE3. Otherwise the innermost destination axis is
    the kernel's inner axis. If the source's smallest step is on another
-   axis, the copy is a transpose: that axis becomes the kernel's other axis
-   and both are cut into tiles that fit in L1, so whole cache lines are
-   read and written. Otherwise the other kernel axis is the next
+   axis, the copy is a transpose: the block's rows run along the source's
+   contiguous axes (a Fortran-order input: N, then C) and its items along
+   the destination's, each cut into tiles that fit in L1 so that whole
+   cache lines are read and written; source runs far apart are first
+   copied into a buffer, and the block goes out in SSE2 register tiles
+   (staged transposes, ``_transpose.pxi``). Otherwise the other kernel axis is the next
    destination axis. When that block would be tiny (depth_first with
    channels last moves bs x C items at a time) or is three lanes of 1- or
    2-byte items that the lane transposes do not take, the kernel instead
@@ -85,8 +88,6 @@ cdef enum:
 cdef intp BLOCK_BYTES = 32 * 1024
 # ... shared among the parts of a copy in parts, but not below this.
 cdef intp MIN_BLOCK_BYTES = 2 * 1024
-# A transpose tile holds at most this many bytes (one side), about half of L1.
-cdef intp TILE_BYTES = 16 * 1024
 # Below this many bytes a copy runs on one thread: starting a thread team
 # costs more than it saves (measured on the 2-core CI machine, see README).
 cdef intp PARALLEL_MIN_BYTES = 256 * 1024
@@ -114,6 +115,7 @@ cdef inline intp imax(intp a, intp b) noexcept nogil:
 
 
 include "_shuffle.pxi"
+include "_transpose.pxi"
 include "_lanes.pxi"
 include "_stream.pxi"
 
@@ -134,6 +136,15 @@ cdef struct Plan:
     # row's source position; the b axis is unused (extent 1).
     intp gather_len
     intp gather[GATHER_MAX]
+    # Staged transpose mode (transpose true, _transpose.pxi): the a and b
+    # axes are the outermost of the source's and the destination's
+    # innermost axes; one index of a is a_in rows (transpose_rows: their
+    # destination offsets, over a tile of a), one of b is b_in items
+    # (gather: their source offsets, over a tile of b).
+    bint transpose
+    bint transpose_staged       # through a buffer (source runs far apart)
+    intp a_in, b_in
+    intp transpose_rows[TRANSPOSE_MAX]
     ShuffleProgram shuffle      # the gathered run by byte shuffles, if any
     # A run split from an axis with no fitting divisor: the last index of
     # loop axis ragged_loop (-1: none) runs the first gather_tail_len items.
@@ -152,11 +163,126 @@ cdef struct Plan:
 
 
 cdef intp transpose_tile_edge(intp width) noexcept nogil:
-    """Largest power of two ``e`` <= 128 with ``e * e * width <= TILE_BYTES``."""
+    """Largest power of two ``e`` <= 128 with ``e * e * width <= TRANSPOSE_BYTES``."""
     cdef intp edge = 128
-    while edge > 1 and edge * edge * width > TILE_BYTES:
+    while edge > 1 and edge * edge * width > TRANSPOSE_BYTES:
         edge //= 2
     return edge
+
+
+cdef int grow_run(int m, const intp* ext, const intp* step, bint* taken, int* axes,
+                  intp* inner, intp edge, intp width) noexcept nogil:
+    """Grow the contiguous run of axis ``axes[0]`` (one item a ``step``) by
+    the axes not yet taken whose step continues it, until it holds ``edge``
+    items. ``axes`` gets the run's axes, innermost first, and ``inner`` the
+    items of all but the last (outermost); returns their count."""
+    cdef int n = 1, i, j
+    cdef int outer = axes[0]
+    inner[0] = 1
+    taken[outer] = True
+    while inner[0] * ext[outer] < edge:
+        j = -1
+        for i in range(m):
+            if not taken[i] and step[i] == inner[0] * ext[outer] * width:
+                j = i
+                break
+        if j < 0:
+            break
+        inner[0] *= ext[outer]
+        outer = j
+        taken[j] = True
+        axes[n] = j
+        n += 1
+    return n
+
+
+cdef void axes_offsets(intp* offset, intp n, intp inner, const int* axes, int n_inner,
+                       const intp* ext, const intp* step, intp outer_step) noexcept nogil:
+    """``offset[j]`` for ``j < n``: item ``j // inner`` of the outer axis
+    (``outer_step`` bytes each) and item ``j % inner`` of the inner ``axes``
+    (innermost first) as a mixed-radix number, in bytes of ``step``."""
+    cdef intp j, rest, total
+    cdef int i
+    for j in range(n):
+        total = (j // inner) * outer_step
+        rest = j % inner
+        for i in range(n_inner):
+            total += (rest % ext[axes[i]]) * step[axes[i]]
+            rest //= ext[axes[i]]
+        offset[j] = total
+
+
+cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const intp* ds,
+                         int* a_axis, int* b_axis, bint* grouped) noexcept nogil:
+    """Set up a staged transpose (``_transpose.pxi``) when the source is
+    contiguous along ``a_axis`` and the destination along ``b_axis``.
+
+    Each side's run grows by the axes that continue it (a Fortran-order
+    input: N then C in the source) until it holds a tile edge of items. On
+    return ``a_axis`` and ``b_axis`` are the outermost axes of the two runs,
+    tiled by the loop, and ``grouped`` marks every axis of both runs. False
+    (nothing set) when the source does not step one item along ``a_axis``,
+    or the block would be too small to pay for staging."""
+    cdef intp w = p.width, edge = transpose_tile_edge(w), a_in, b_in, tile_a, tile_b, span
+    cdef int a, b, i, n_a_axes, n_b_axes
+    cdef int a_axes[MAX_AXES]
+    cdef int b_axes[MAX_AXES]
+    if ss[a_axis[0]] != w or ds[b_axis[0]] != w or edge < 2:
+        return False
+    for i in range(m):
+        grouped[i] = False
+    grouped[a_axis[0]] = True
+    a_axes[0] = a_axis[0]
+    b_axes[0] = b_axis[0]
+    n_b_axes = grow_run(m, ext, ds, grouped, b_axes, &b_in, edge, w)
+    n_a_axes = grow_run(m, ext, ss, grouped, a_axes, &a_in, edge, w)
+    a = a_axes[n_a_axes - 1]
+    b = b_axes[n_b_axes - 1]
+    # Square tiles of edge x edge items; a short side leaves its share of
+    # the block's bytes to the other.
+    tile_a = imin(ext[a], imax(1, edge // a_in))
+    tile_b = imin(ext[b], imax(1, edge // b_in))
+    if a_in * tile_a < edge:
+        tile_b = imin(ext[b], imax(tile_b, TRANSPOSE_BYTES // (a_in * tile_a * w) // b_in))
+    elif b_in * tile_b < edge:
+        tile_a = imin(ext[a], imax(tile_a, TRANSPOSE_BYTES // (b_in * tile_b * w) // a_in))
+    tile_a = imin(tile_a, TRANSPOSE_MAX // a_in)
+    tile_b = imin(tile_b, TRANSPOSE_MAX // b_in)
+    # Fewer rows or items than a register tile (and at least 8: 2 to 4 rows
+    # are (de-)interleaved lanes, which the block kernel vectorises) go item
+    # by item anyway.
+    if (a_in * tile_a < imax(8, LANE_GROUP // w) or b_in * tile_b < imax(8, LANE_GROUP // w)
+            or a_in * tile_a * b_in * tile_b * w < SMALL_BLOCK_BYTES):
+        return False
+    # Measured limits (64 MiB, 2 threads, x np.copyto). Rows made of several
+    # source axes need items the kernel moves whole (register tiles, or 16
+    # bytes): other sizes go item by item in short rows, slower than the
+    # gathered rows they would replace (5-D depth_to_space blocks_first
+    # channels_last C=3 bs=4 float16, 6-byte items in 16 rows: 0.67 against
+    # 0.99). Register-tile items with a destination run of several axes are
+    # left to the lane and gather kernels (5-D space_to_depth depth_first
+    # channels_last C=16 bs=4 float64: 0.44 against 0.83); wider items gain
+    # (the same C=1 complex128, 64-byte items: 1.33 -> 0.57).
+    if a_in > 1 and not (w == 1 or w == 2 or w == 4 or w == 8 or w == 16):
+        return False
+    if a_in == 1 and b_in > 1 and (w == 1 or w == 2 or w == 4 or w == 8):
+        return False
+    axes_offsets(p.transpose_rows, a_in * tile_a, a_in, a_axes, n_a_axes - 1, ext, ds, ds[a])
+    axes_offsets(p.gather, b_in * tile_b, b_in, b_axes, n_b_axes - 1, ext, ss, ss[b])
+    # Source runs close together are read in place (their lines stay in L1
+    # as they are); runs far apart go through the buffer.
+    span = 0
+    for i in range(b_in * tile_b):
+        span = imax(span, iabs(p.gather[i]))
+    p.transpose_staged = span + a_in * tile_a * w > 2 * a_in * tile_a * b_in * tile_b * w
+    p.transpose = True
+    p.a_in = a_in
+    p.b_in = b_in
+    p.tile_a = tile_a
+    p.tile_b = tile_b
+    a_axis[0] = a
+    b_axis[0] = b
+    return True
 
 
 cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
@@ -405,6 +531,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef LaneShape lane_shape
     cdef bint shuffle_lanes
     cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel, ragged_axis = -1
+    cdef bint grouped[MAX_AXES]
 
     total = itemsize
     for i in range(ndim):
@@ -466,6 +593,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         m = 1
 
     p.gather_len = 0
+    p.transpose = False
     if plan_lanes(p, &m, ext, ss, ds):
         # Lane transpose: the pixel axis is the kernel's b axis, in groups
         # of LANE_GROUP pixels; rows step along its outer neighbour.
@@ -492,13 +620,15 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
                 j_axis = i
         if j_axis >= 0 and j_axis != b_axis and ss[b_axis] != 0 and iabs(ss[b_axis]) > iabs(ss[j_axis]):
             a_axis = j_axis
-            edge = transpose_tile_edge(p.width)
-            p.tile_a = imin(ext[a_axis], edge)
-            p.tile_b = imin(ext[b_axis], edge)
-            if p.tile_a < edge:
-                p.tile_b = imin(ext[b_axis], imax(edge, TILE_BYTES // (p.tile_a * p.width)))
-            elif p.tile_b < edge:
-                p.tile_a = imin(ext[a_axis], imax(edge, TILE_BYTES // (p.tile_b * p.width)))
+            if not plan_transpose(p, m, ext, ss, ds, &a_axis, &b_axis, grouped):
+                # A strided or small transpose: tiles that fit in L1, item by item.
+                edge = transpose_tile_edge(p.width)
+                p.tile_a = imin(ext[a_axis], edge)
+                p.tile_b = imin(ext[b_axis], edge)
+                if p.tile_a < edge:
+                    p.tile_b = imin(ext[b_axis], imax(edge, TRANSPOSE_BYTES // (p.tile_a * p.width)))
+                elif p.tile_b < edge:
+                    p.tile_a = imin(ext[a_axis], imax(edge, TRANSPOSE_BYTES // (p.tile_b * p.width)))
         else:
             a_axis = b_axis - 1
             p.tile_b = imin(ext[b_axis], imax(1, p.block_bytes // p.width))
@@ -507,7 +637,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         # Tiny blocks (depth_first with channels last: bs x C items) are run as
         # gathered destination runs instead, unless they are (de-)interleaved
         # lanes long enough for the block kernel's vector loop.
-        first_kernel = b_axis
+        first_kernel = m if p.transpose else b_axis
         block_rows = imin(p.tile_a, ext[a_axis]) if a_axis >= 0 else 1
         block_items = block_rows * p.tile_b
         lane_shape.n = 0
@@ -515,7 +645,8 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
                                ss[a_axis] if a_axis >= 0 else 0, ss[b_axis], p.width, &lane_shape)
         # Three lanes of bytes do not vectorise in C; byte shuffles do them.
         shuffle_lanes = shuffles_pay(p.total_bytes * n_parts) and lane_shape.lanes == 3 and p.width <= 2
-        if (block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN) or shuffle_lanes:
+        if not p.transpose and ((block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN)
+                                or shuffle_lanes):
             k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes,
                             &a_axis, &ragged_axis)
             if k >= 0:
@@ -534,7 +665,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.n_loop = 0
     p.ragged_loop = -1
     for i in range(first_kernel):
-        if i != a_axis:
+        if i != a_axis and not (p.transpose and grouped[i]):
             if i == ragged_axis:
                 p.ragged_loop = p.n_loop
             p.extent[p.n_loop] = ext[i]
@@ -543,7 +674,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
             p.n_loop += 1
     n_tiles_a = (p.n_a + p.tile_a - 1) // p.tile_a
     n_tiles_b = (p.n_b + p.tile_b - 1) // p.tile_b
-    if n_tiles_a == 1 and n_tiles_b == 1 and not p.gather_len and not p.lanes.n_lanes:
+    if n_tiles_a == 1 and n_tiles_b == 1 and not p.gather_len and not p.lanes.n_lanes and not p.transpose:
         continue_source_run(p, ext[b_axis], ss[b_axis])
     p.extent[p.n_loop] = n_tiles_a
     p.src_step[p.n_loop] = p.tile_a * p.src_a
@@ -618,16 +749,20 @@ cdef void continue_source_run(Plan* p, intp n_b, intp src_b) noexcept nogil:
 
 cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp run,
                             char* dst, const char* src, intp size_a, intp size_b, intp dst_a,
-                            const intp* lane_offset) noexcept nogil:
-    """One kernel block, its rows ``dst_a`` bytes apart in the destination
-    (the lanes of a split at ``lane_offset``)."""
-    if p.gather_len and program.n_pieces:
+                            const intp* offsets) noexcept nogil:
+    """One kernel block, its rows ``dst_a`` bytes apart in the destination.
+    ``offsets``: the lanes' offsets of a lane transpose (destination for a
+    split, source for an interleave), the destination rows of a transpose."""
+    if p.transpose:
+        transpose_block(dst, src, size_a * p.a_in, size_b * p.b_in, offsets, p.gather, p.width,
+                        p.transpose_staged)
+    elif p.gather_len and program.n_pieces:
         shuffle_rows(program, dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
     elif p.gather_len:
         gather_rows(dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
     elif p.lanes.n_lanes:
         fb_lanes_rows(dst, src, size_a, dst_a, p.src_a, size_b, p.lanes.n_lanes,
-                      lane_offset, p.lanes.masks, p.lanes.interleave, <int>p.width)
+                      offsets, p.lanes.masks, p.lanes.interleave, <int>p.width)
     else:
         copy_block(dst, src, size_a, size_b, dst_a, p.dst_b, p.src_a, p.src_b, p.width)
 
@@ -640,29 +775,40 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     not whole rows that fit the stage, or its rows are short and apart.
     ``stream_end``: where the last streamed row ended (updated)."""
     cdef intp row_bytes, n_rows = size_a, i, lanes = p.lanes.n_lanes
-    cdef intp staged_offset[LANES_MAX]
-    cdef bint split = lanes and not p.lanes.interleave, streams
-    if p.gather_len:
+    # Rows placed by a table (the lanes of a split, every 'table_rows' rows;
+    # the rows of a transpose, all of them), else dst_a apart.
+    cdef const intp* table = NULL
+    cdef intp table_rows = 0
+    cdef intp staged_offset[TRANSPOSE_MAX]
+    cdef bint streams
+    if p.transpose:
+        row_bytes = size_b * p.b_in * p.width
+        n_rows = table_rows = size_a * p.a_in
+        table = &p.transpose_rows[0]
+    elif p.gather_len:
         row_bytes = run * p.width
+    elif lanes and not p.lanes.interleave:
+        row_bytes = size_b * p.width
+        n_rows = size_a * lanes
+        table = &p.lanes.offset[0]
+        table_rows = lanes
     elif lanes:
-        row_bytes = size_b * p.width * (1 if split else lanes)
+        row_bytes = size_b * p.width * lanes
     elif p.dst_b == p.width:
         row_bytes = size_b * p.width
     else:
         return False
-    if split:
-        n_rows = size_a * lanes
-    elif size_a > 1 and p.dst_a < row_bytes:
+    if table == NULL and size_a > 1 and p.dst_a < row_bytes:
         return False
     if n_rows * row_bytes > STAGE_BYTES:
         return False
-    if split:
-        # Lane rows are apart: each must be long or whole lines.
+    if table != NULL:
+        # Rows apart: each must be long or whole lines.
         if row_bytes < STREAM_MIN_ROW:
             if not whole_lines(dst, p.dst_a, row_bytes):
                 return False
-            for i in range(lanes):
-                if p.lanes.offset[i] % CACHE_LINE != 0:
+            for i in range(table_rows):
+                if table[i] % CACHE_LINE != 0:
                     return False
     else:
         # Where this block's rows end, streamed or not: the next block may
@@ -671,17 +817,17 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
         stream_end[0] = dst + (size_a - 1) * p.dst_a + row_bytes
         if not streams:
             return False
-    if not p.gather_len and not lanes and p.src_b == p.width:
+    if not p.gather_len and not lanes and not p.transpose and p.src_b == p.width:
         # Contiguous on both sides: stream straight from the source.
         for i in range(size_a):
             fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
         return True
-    if split:
-        for i in range(lanes):
+    if table != NULL:
+        for i in range(table_rows):
             staged_offset[i] = i * row_bytes
-        run_kernel(p, program, run, stage, src, size_a, size_b, lanes * row_bytes, staged_offset)
+        run_kernel(p, program, run, stage, src, size_a, size_b, table_rows * row_bytes, staged_offset)
         for i in range(n_rows):
-            fb_stream_copy(dst + (i // lanes) * p.dst_a + p.lanes.offset[i % lanes],
+            fb_stream_copy(dst + (i // table_rows) * p.dst_a + table[i % table_rows],
                            stage + i * row_bytes, row_bytes)
         return True
     run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
@@ -723,7 +869,7 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
                 part_dst = dst + p.dst_offsets[part]
                 part_src = src + p.src_offsets[part]
                 run_kernel(p, program, run, part_dst, part_src, size_a, size_b, p.dst_a,
-                           p.lanes.offset)
+                           &p.transpose_rows[0] if p.transpose else &p.lanes.offset[0])
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -820,15 +966,17 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
 
 def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_array=None):
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
-    ``kernel`` ("lanes", "gather" or "block"), ``lanes`` (lane transposes:
-    lanes per pixel), ``width`` (bytes per folded item), the kernel block's
-    ``rows`` and ``row_items`` (gathered run, or b-axis tile), ``last_row_items``
+    ``kernel`` ("lanes", "gather", "transpose" or "block"), ``lanes`` (lane
+    transposes: lanes per pixel), ``width`` (bytes per folded item), the
+    kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
+    a transpose's destination rows and their items), ``last_row_items``
     (the shorter run of a ragged split, else None), ``uniform_windows``
     (windows in every shuffled piece, 0 when they differ),
     ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles),
-    ``loop`` (the outer loop's extents) and ``streams`` (whether the
+    ``loop`` (the outer loop's extents), ``streams`` (whether the
     destination is streamed: only for a ``dst_array`` whose data the copy
-    would write). For tests and tuning."""
+    would write) and ``staged`` (a transpose through a buffer). For tests
+    and tuning."""
     cdef Plan plan
     cdef intp ext[MAX_INPUT_AXES]
     cdef intp ss[MAX_INPUT_AXES]
@@ -845,16 +993,19 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst):
         return None
     return {
-        "kernel": "lanes" if plan.lanes.n_lanes else "gather" if plan.gather_len else "block",
+        "kernel": ("lanes" if plan.lanes.n_lanes else "gather" if plan.gather_len
+                   else "transpose" if plan.transpose else "block"),
         "lanes": plan.lanes.n_lanes,
         "width": plan.width,
-        "rows": plan.tile_a,
-        "row_items": plan.gather_len if plan.gather_len else plan.tile_b,
+        "rows": plan.tile_a * plan.a_in if plan.transpose else plan.tile_a,
+        "row_items": (plan.gather_len if plan.gather_len
+                      else plan.tile_b * plan.b_in if plan.transpose else plan.tile_b),
         "last_row_items": plan.gather_tail_len if plan.ragged_loop >= 0 else None,
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
         "streams": bool(plan.stream),
+        "staged": bool(plan.transpose and plan.transpose_staged),
     }
 
 

@@ -162,108 +162,6 @@ cdef inline bint copy_lanes(char* dst, const char* src, intp n_outer, intp n_inn
     return True
 
 
-cdef extern from *:
-    """
-    /* Register transposes of 4 x 4 items of 4 bytes and 2 x 2 of 8 bytes with
-       SSE2 integer unpacks (part of every x86-64 CPU, so no run-time check;
-       pure bit moves, so any dtype's bytes pass unchanged). Source row r,
-       item c goes to destination row c, item r. Only whole tiles are done;
-       the return value is the tile edge (0: nothing done, no such tiles on
-       this CPU or width), and the caller copies the edges. */
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    static Py_ssize_t fb_transpose_tiles(char *dst, const char *src, Py_ssize_t n_rows,
-                                         Py_ssize_t n_cols, Py_ssize_t dst_row,
-                                         Py_ssize_t src_row, Py_ssize_t width) {
-        Py_ssize_t r, c;
-        #define FB_LOAD(row) _mm_loadu_si128((const __m128i *)(src + (r + (row)) * src_row + c * width))
-        #define FB_STORE(row, v) _mm_storeu_si128((__m128i *)(dst + (c + (row)) * dst_row + r * width), (v))
-        if (width == 4) {
-            for (c = 0; c + 4 <= n_cols; c += 4) {
-                for (r = 0; r + 4 <= n_rows; r += 4) {
-                    __m128i a = FB_LOAD(0), b = FB_LOAD(1), x = FB_LOAD(2), y = FB_LOAD(3);
-                    __m128i ab_lo = _mm_unpacklo_epi32(a, b), xy_lo = _mm_unpacklo_epi32(x, y);
-                    __m128i ab_hi = _mm_unpackhi_epi32(a, b), xy_hi = _mm_unpackhi_epi32(x, y);
-                    FB_STORE(0, _mm_unpacklo_epi64(ab_lo, xy_lo));
-                    FB_STORE(1, _mm_unpackhi_epi64(ab_lo, xy_lo));
-                    FB_STORE(2, _mm_unpacklo_epi64(ab_hi, xy_hi));
-                    FB_STORE(3, _mm_unpackhi_epi64(ab_hi, xy_hi));
-                }
-            }
-            return 4;
-        }
-        if (width == 8) {
-            for (c = 0; c + 2 <= n_cols; c += 2) {
-                for (r = 0; r + 2 <= n_rows; r += 2) {
-                    __m128i a = FB_LOAD(0), b = FB_LOAD(1);
-                    FB_STORE(0, _mm_unpacklo_epi64(a, b));
-                    FB_STORE(1, _mm_unpackhi_epi64(a, b));
-                }
-            }
-            return 2;
-        }
-        #undef FB_LOAD
-        #undef FB_STORE
-        return 0;
-    }
-    #else
-    static Py_ssize_t fb_transpose_tiles(char *dst, const char *src, Py_ssize_t n_rows,
-                                         Py_ssize_t n_cols, Py_ssize_t dst_row,
-                                         Py_ssize_t src_row, Py_ssize_t width) {
-        (void)dst; (void)src; (void)n_rows; (void)n_cols; (void)dst_row; (void)src_row; (void)width;
-        return 0;
-    }
-    #endif
-    """
-    intp fb_transpose_tiles(char* dst, const char* src, intp n_rows, intp n_cols,
-                            intp dst_row, intp src_row, intp width) noexcept nogil
-
-
-cdef enum:
-    # The on-stack buffer a transposed block passes through: 16 KiB.
-    TRANSPOSE_BUFFER_WORDS = 2048
-    TRANSPOSE_BUFFER_BYTES = TRANSPOSE_BUFFER_WORDS * 8
-
-
-cdef inline bint transpose_via_buffer(char* dst, const char* src, intp n_outer, intp n_inner,
-                                      intp dst_outer, intp dst_inner, intp src_outer,
-                                      intp src_inner, intp width) noexcept nogil:
-    """A true transpose block (the source contiguous along one axis, the
-    destination along the other) goes through a small buffer: whole source
-    rows in, whole destination rows out. Each cache line is then touched in
-    one go, so row steps that are powers of two (which map every row to the
-    same cache sets) no longer evict lines before they are used up."""
-    cdef uint64_t buffer[TRANSPOSE_BUFFER_WORDS]
-    cdef char* staged = <char*>buffer
-    cdef intp t, i, tiled, edge
-    # Orient: source contiguous along the outer axis, destination along the inner.
-    if src_inner == width and dst_outer == width:
-        t = n_outer; n_outer = n_inner; n_inner = t
-        t = dst_outer; dst_outer = dst_inner; dst_inner = t
-        t = src_outer; src_outer = src_inner; src_inner = t
-    # Small blocks gain nothing from staging: their lines stay in L1 anyway.
-    if not (src_outer == width and dst_inner == width) or n_outer < 8 or n_inner < 8:
-        return False
-    if n_outer * n_inner * width > TRANSPOSE_BUFFER_BYTES:
-        return False
-    # Stage: buffer row i holds source row i (n_outer items), contiguous.
-    for i in range(n_inner):
-        memcpy(staged + i * n_outer * width, src + i * src_inner, <size_t>(n_outer * width))
-    # Then the buffer, read with a step of a staged row, fills destination
-    # rows: whole register tiles first where the CPU has them, then the edges.
-    tiled = fb_transpose_tiles(dst, staged, n_inner, n_outer, dst_outer, n_outer * width, width)
-    if tiled:
-        edge = n_outer - n_outer % tiled
-        copy_strided_block(dst + edge * dst_outer, staged + edge * width, n_outer - edge, n_inner,
-                           dst_outer, width, width, n_outer * width, width)
-        copy_strided_block(dst + (n_inner - n_inner % tiled) * width,
-                           staged + (n_inner - n_inner % tiled) * n_outer * width,
-                           edge, n_inner % tiled, dst_outer, width, width, n_outer * width, width)
-    else:
-        copy_strided_block(dst, staged, n_outer, n_inner, dst_outer, width, width, n_outer * width, width)
-    return True
-
-
 cdef inline void copy_wide_items(char* dst, const char* src,
                                  intp n_outer, intp n_inner,
                                  intp dst_outer, intp dst_inner,
@@ -388,8 +286,6 @@ cdef inline void copy_block(char* dst, const char* src,
             memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
         return
     if copy_lanes(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width):
-        return
-    if transpose_via_buffer(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width):
         return
     copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width)
 

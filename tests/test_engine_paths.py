@@ -141,8 +141,9 @@ def test_gathered_runs_split_their_outer_axis_by_a_divisor():
 
 
 def test_large_blocks_keep_the_block_kernel():
-    # (A byte transpose with a side of at most 256 is a lane transpose.)
-    assert _plan((300, 280), (1, 0), 1)["kernel"] == "block"
+    # (A byte transpose with a side of at most 256 is a lane transpose; a
+    # larger one a staged transpose.)
+    assert _plan((300, 280), (1, 0), 1)["kernel"] == "transpose"
     assert _plan((3, 50, 2), (0, 2, 1), 4)["kernel"] == "block"
 
 
@@ -319,32 +320,31 @@ def test_blocks_that_end_a_source_row_are_followed_by_the_next_row():
 
 
 def test_short_destination_rows_keep_the_axis_that_fills_their_gaps_inside():
-    # space_to_depth blocks_first, 5-D channels_last, bs 3, C 16, bytes:
+    # space_to_depth blocks_first, 5-D channels_last, bs 2, C 12, bytes:
     # [d, bd, h, bh, w, (bw c)] -> [d, h, w, bd, bh, (bw c)]. A block is the
-    # 3 bh items (144 bytes) of each of the w pixels, 432 bytes apart; the
-    # bd axis writes the rest of those pixels, so it stays inside the h
-    # loop instead of h moving innermost to follow the source.
-    x = _values((2, 3, 8, 3, 30, 48), 1)
+    # 2 bh items (48 bytes) of each of the w pixels, 96 bytes apart; the bd
+    # axis writes the rest of those pixels, so it stays inside the h loop
+    # instead of h moving innermost to follow the source.
+    x = _values((2, 2, 8, 2, 30, 24), 1)
     axes = (0, 2, 4, 1, 3, 5)
     plan = _plan(x.shape, axes, 1)
-    assert plan["kernel"] == "block" and plan["loop"][-3:] == (3, 1, 1)
+    assert plan["kernel"] == "block" and plan["loop"][-3:] == (2, 1, 1)
     expected = np.ascontiguousarray(np.transpose(x, axes))
     for num_threads in (1, 3):
         assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)
 
 
-def test_blocks_reading_part_of_a_cache_line_are_followed_by_the_rest():
-    # space_to_depth of a Fortran-order [8, 6, 16, 128] float32 input: a block
-    # reads the 8 batch items (32 bytes) of each pixel; the channel axis,
-    # whose source step is those 32 bytes, runs innermost so that the other
-    # half of each cache line is read next.
+def test_fortran_order_rows_take_every_axis_of_the_source_run():
+    # space_to_depth of a Fortran-order [8, 6, 16, 128] float32 input: the
+    # source is contiguous over N (8 items, 32 bytes) and then C, so a
+    # staged transpose's rows run over both: 48 rows of 4-byte items.
     x = np.asfortranarray(_values((8, 6, 16, 128), 4))
     n, c, h, w = x.strides
     six = np.lib.stride_tricks.as_strided(x, (8, 6, 8, 2, 64, 2), (n, c, 2 * h, h, 2 * w, w))
     axes = (0, 3, 5, 1, 2, 4)
     view = np.transpose(six, axes)
     plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, view.dtype).strides, 4)
-    assert plan["kernel"] == "block" and plan["loop"][-3:] == (6, 1, 1)
+    assert plan["kernel"] == "transpose" and plan["rows"] == 48
     expected = np.ascontiguousarray(view)
     for num_threads in (1, 3):
         assert _same(fb.space_to_depth(x, 2, num_threads=num_threads).reshape(expected.shape), expected)

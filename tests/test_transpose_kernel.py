@@ -1,0 +1,122 @@
+"""Staged transposes (``fastblock/_transpose.pxi``): kernel blocks whose
+source is contiguous along some axes and whose destination along others,
+rows and items each possibly made of several axes (a Fortran-order input's
+N and C). Each case first checks that the planner hands it to the transpose
+kernel, so that the kernel is what is tested; every result is compared byte
+for byte with NumPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fastblock as fb
+from fastblock import _engine
+from reference import depth_to_space_ref, space_to_depth_ref
+
+# Register-tile widths (16 x 16 bytes, 8 x 8 two-byte items, 4 x 4, 2 x 2)
+# and 16-byte items, which move whole.
+TILE_WIDTHS = [1, 2, 4, 8, 16]
+
+
+def _values(shape, width: int) -> np.ndarray:
+    """Distinct bytes in every item, as a void array of ``width``-byte items."""
+    raw = np.random.default_rng(width + sum(shape)).integers(0, 256, (*shape, width), np.uint8)
+    return raw.view(np.dtype(f"V{width}")).reshape(shape)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return np.array_equal(np.ascontiguousarray(a).view(np.uint8),
+                          np.ascontiguousarray(b).view(np.uint8))
+
+
+def _plan(view: np.ndarray) -> dict:
+    """The engine's plan for copying ``view`` into a new C-contiguous array."""
+    dst = np.empty(view.shape, view.dtype)
+    return _engine.describe(view.shape, view.strides, dst.strides, view.itemsize)
+
+
+@pytest.mark.parametrize("width", TILE_WIDTHS)
+@pytest.mark.parametrize("shape", [(8, 6, 40, 36), (5, 7, 37, 45), (8, 3, 129, 40)])
+@pytest.mark.parametrize("num_threads", [1, 3])
+def test_fortran_order_to_c_order(shape, width, num_threads):
+    # Rows over N and C (the source's run), items along W; ragged tiles and
+    # edges beside the register tiles in the odd shapes.
+    x = np.asfortranarray(_values(shape, width))
+    plan = _plan(x)
+    assert plan["kernel"] == "transpose" and plan["staged"]
+    assert _same(fb.transpose(x, (0, 1, 2, 3), num_threads=num_threads), x)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
+@pytest.mark.parametrize("bs", [2, 3])
+def test_block_ops_of_fortran_order_inputs(dtype, mode, bs):
+    space = np.asfortranarray(np.arange(4 * 5 * 6 * bs * 10 * bs).astype(dtype).reshape(4, 5, 6 * bs, 10 * bs))
+    depth = np.asfortranarray(space_to_depth_ref(np.ascontiguousarray(space), bs, mode))
+    for num_threads in (1, 3):
+        assert np.array_equal(fb.space_to_depth(space, bs, mode, num_threads=num_threads),
+                              space_to_depth_ref(space, bs, mode))
+        assert np.array_equal(fb.depth_to_space(depth, bs, mode, num_threads=num_threads),
+                              depth_to_space_ref(depth, bs, mode))
+
+
+@pytest.mark.parametrize("width", TILE_WIDTHS)
+def test_channels_last_view_read_as_channels_first(width):
+    # An NHWC array transposed to NCHW (lane, block or transpose kernels,
+    # by item size).
+    nhwc = _values((2, 12, 40, 24), width)
+    x = nhwc.transpose(0, 3, 1, 2)
+    s = x.strides
+    view = np.lib.stride_tricks.as_strided(x, (2, 24, 6, 2, 20, 2), (s[0], s[1], 2 * s[2], s[2], 2 * s[3], s[3]))
+    view = view.transpose(0, 3, 5, 1, 2, 4)
+    expected = np.ascontiguousarray(view).reshape(2, 96, 6, 20)
+    assert _same(fb.space_to_depth(x, 2), expected)
+
+
+@pytest.mark.parametrize("shape, width", [((2, 3, 8, 3, 30, 16), 1), ((2, 3, 8, 3, 30, 16), 3),
+                                          ((2, 4, 6, 4, 20, 4), 16)])
+def test_items_along_several_destination_axes(shape, width):
+    # 5-D space_to_depth blocks_first, channels_last: items are the (bd, bh)
+    # block offsets, whose (bw, c) runs are folded into wide items.
+    x = _values(shape, width)
+    axes = (0, 2, 4, 1, 3, 5)
+    view = np.transpose(x, axes)
+    plan = _plan(view)
+    assert plan["kernel"] == "transpose" and plan["row_items"] == shape[1] * shape[3]
+    for num_threads in (1, 3):
+        assert _same(fb.transpose(x, axes, num_threads=num_threads), view)
+
+
+def test_runs_side_by_side_are_read_in_place():
+    # depth_to_space depth_first, channels_last, bs 3, float64: the rows are
+    # the 9 block offsets (a run of 9 items), the items the 16 channels, and
+    # each channel's run follows the last in the source: no buffer.
+    depth = np.arange(2 * 10 * 12 * 16 * 9, dtype=np.float64).reshape(2, 10, 12, 144)
+    v = depth.reshape(2, 10, 12, 16, 3, 3).transpose(0, 1, 4, 2, 5, 3)
+    plan = _plan(v)
+    assert plan["kernel"] == "transpose" and not plan["staged"]
+    for num_threads in (1, 3):
+        result = fb.depth_to_space(depth, 3, "depth_first", "channels_last", num_threads=num_threads)
+        assert np.array_equal(result, depth_to_space_ref(depth, 3, "depth_first", "channels_last"))
+
+
+@pytest.mark.skipif(not _engine.streams_available(), reason="this build has no streaming stores")
+@pytest.mark.parametrize("shift", [0, 16, 48])
+@pytest.mark.parametrize("width", [1, 4])
+def test_streamed_rows_write_exactly_the_destination(shift, width):
+    # Streaming on for every size; the result is a view `shift` bytes past
+    # a line in a buffer of sentinels, which must survive.
+    before = _engine.set_streaming(True, 0)
+    try:
+        x = np.asfortranarray(_values((8, 8, 32, 64), width))
+        nbytes = x.nbytes
+        buffer = np.full(nbytes + 256, 0xA5, np.uint8)
+        start = (-buffer.ctypes.data) % 64 + shift
+        out = buffer[start:start + nbytes].view(x.dtype).reshape(x.shape)
+        assert _engine.describe(x.shape, x.strides, out.strides, width, out)["kernel"] == "transpose"
+        fb.transpose(x, (0, 1, 2, 3), out=out)
+        assert _same(out, x)
+        assert (buffer[:start] == 0xA5).all() and (buffer[start + nbytes:] == 0xA5).all()
+    finally:
+        _engine.set_streaming(*before)

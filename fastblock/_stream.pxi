@@ -73,10 +73,25 @@ cdef extern from *:
             _mm_maskmoveu_si128(_mm_loadu_si128((const __m128i *)(src + n - 16)),
                                 fb_byte_mask((int)(16 - (n - i)), 16), dst + n - 16);
     }
+    /* The whole lines of [dst, dst + n) by streaming stores, the partial
+       lines at its ends by ordinary ones: no line is written both ways, and
+       none is flushed as a partial streamed line. */
+    static void fb_stream_lines(char *dst, const char *src, Py_ssize_t n) {
+        Py_ssize_t head = (Py_ssize_t)((64 - ((uintptr_t)dst & 63)) & 63), body;
+        if (head > n)
+            head = n;
+        body = (n - head) & ~(Py_ssize_t)63;
+        memcpy(dst, src, (size_t)head);
+        fb_stream_copy(dst + head, src + head, body);
+        memcpy(dst + head + body, src + head + body, (size_t)(n - head - body));
+    }
     static void fb_stream_fence(void) { _mm_sfence(); }
     #else
     #define FB_STREAM_BUILT 0
     static void fb_stream_copy(char *dst, const char *src, Py_ssize_t n) {
+        memcpy(dst, src, (size_t)n);
+    }
+    static void fb_stream_lines(char *dst, const char *src, Py_ssize_t n) {
         memcpy(dst, src, (size_t)n);
     }
     static void fb_stream_fence(void) {}
@@ -108,6 +123,7 @@ cdef extern from *:
     int FB_STREAM_BUILT
     int fb_pages_resident(const char* low, const char* high) noexcept nogil
     void fb_stream_copy(char* dst, const char* src, intp n) noexcept nogil
+    void fb_stream_lines(char* dst, const char* src, intp n) noexcept nogil
     void fb_stream_fence() noexcept nogil
 
 

@@ -48,17 +48,31 @@ def test_fortran_order_to_c_order(shape, width, num_threads):
     assert _same(fb.transpose(x, (0, 1, 2, 3), num_threads=num_threads), x)
 
 
+@pytest.fixture(params=["ordinary stores", "streamed"])
+def streaming(request):
+    """Every copy streamed (where the build can), or none."""
+    streamed = request.param == "streamed" and _engine.streams_available()
+    before = _engine.set_streaming(streamed, 0)
+    yield streamed
+    _engine.set_streaming(*before)
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64, np.complex128])
 @pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
 @pytest.mark.parametrize("bs", [2, 3])
-def test_block_ops_of_fortran_order_inputs(dtype, mode, bs):
-    space = np.asfortranarray(np.arange(4 * 5 * 6 * bs * 10 * bs).astype(dtype).reshape(4, 5, 6 * bs, 10 * bs))
+def test_block_ops_of_fortran_order_inputs(dtype, mode, bs, streaming):
+    space = np.asfortranarray(np.arange(8 * 5 * 6 * bs * 40 * bs).astype(dtype).reshape(8, 5, 6 * bs, 40 * bs))
     depth = np.asfortranarray(space_to_depth_ref(np.ascontiguousarray(space), bs, mode))
     for num_threads in (1, 3):
-        assert np.array_equal(fb.space_to_depth(space, bs, mode, num_threads=num_threads),
-                              space_to_depth_ref(space, bs, mode))
-        assert np.array_equal(fb.depth_to_space(depth, bs, mode, num_threads=num_threads),
-                              depth_to_space_ref(depth, bs, mode))
+        # Results 16 bytes past a line, like NumPy's large arrays.
+        for source, op, ref in ((space, fb.space_to_depth, space_to_depth_ref),
+                                (depth, fb.depth_to_space, depth_to_space_ref)):
+            expected = ref(source, bs, mode)
+            buffer = np.zeros(expected.nbytes + 128, np.uint8)
+            start = (-buffer.ctypes.data) % 64 + 16
+            out = buffer[start:start + expected.nbytes].view(dtype).reshape(expected.shape)
+            op(source, bs, mode, out=out, num_threads=num_threads)
+            assert np.array_equal(out, expected)
 
 
 @pytest.mark.parametrize("width", TILE_WIDTHS)
@@ -103,20 +117,32 @@ def test_runs_side_by_side_are_read_in_place():
 
 @pytest.mark.skipif(not _engine.streams_available(), reason="this build has no streaming stores")
 @pytest.mark.parametrize("shift", [0, 16, 48])
-@pytest.mark.parametrize("width", [1, 4])
-def test_streamed_rows_write_exactly_the_destination(shift, width):
+@pytest.mark.parametrize("shape, width", [((8, 8, 32, 64), 1), ((8, 8, 32, 64), 4),
+                                          ((8, 8, 16, 256), 4), ((4, 4, 8, 200), 8)])
+def test_streamed_rows_write_exactly_the_destination(shape, width, shift):
     # Streaming on for every size; the result is a view `shift` bytes past
-    # a line in a buffer of sentinels, which must survive.
+    # a line in a buffer of sentinels, which must survive. The rows (N and
+    # C) are far apart, so their whole lines stream; where a row takes
+    # several tiles, the first is short so that the others start on a line.
     before = _engine.set_streaming(True, 0)
     try:
-        x = np.asfortranarray(_values((8, 8, 32, 64), width))
+        x = np.asfortranarray(_values(shape, width))
         nbytes = x.nbytes
         buffer = np.full(nbytes + 256, 0xA5, np.uint8)
         start = (-buffer.ctypes.data) % 64 + shift
         out = buffer[start:start + nbytes].view(x.dtype).reshape(x.shape)
-        assert _engine.describe(x.shape, x.strides, out.strides, width, out)["kernel"] == "transpose"
-        fb.transpose(x, (0, 1, 2, 3), out=out)
-        assert _same(out, x)
+        plan = _engine.describe(x.shape, x.strides, out.strides, width, out)
+        assert plan["kernel"] == "transpose" and plan["streams"]
+        short = plan["first_tile_short_by"]
+        if plan["row_items"] < shape[-1]:
+            first_tile = plan["row_items"] - short
+            assert (out.ctypes.data + first_tile * width) % 64 == 0
+        else:
+            assert short == 0
+        for num_threads in (1, 3):
+            out[...] = np.zeros((), x.dtype)
+            fb.transpose(x, (0, 1, 2, 3), out=out, num_threads=num_threads)
+            assert _same(out, x)
         assert (buffer[:start] == 0xA5).all() and (buffer[start + nbytes:] == 0xA5).all()
     finally:
         _engine.set_streaming(*before)

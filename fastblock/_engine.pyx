@@ -214,6 +214,27 @@ cdef void axes_offsets(intp* offset, intp n, intp inner, const int* axes, int n_
         offset[j] = total
 
 
+cdef bint runs_alias(const intp* offset, intp n, intp run_bytes) noexcept nogil:
+    """Whether ``n`` source runs of ``run_bytes`` at ``offset`` crowd into
+    few L1 sets (64 sets of 64-byte lines): fewer than a quarter of the sets
+    their lines would fill if spread out."""
+    cdef unsigned long long used = 0
+    cdef intp j, line, lines = 0, first, last
+    cdef int n_sets = 0
+    for j in range(n):
+        first = offset[j] // CACHE_LINE
+        last = (offset[j] + run_bytes - 1) // CACHE_LINE
+        line = first
+        while line <= last and lines < 64:
+            used |= 1ULL << (line & 63)
+            line += 1
+            lines += 1
+    while used:
+        n_sets += <int>(used & 1)
+        used >>= 1
+    return 4 * n_sets < lines
+
+
 cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const intp* ds,
                          int* a_axis, int* b_axis, bint* grouped) noexcept nogil:
     """Set up a staged transpose (``_transpose.pxi``) when the source is
@@ -261,16 +282,21 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     # bytes): other sizes go item by item in short rows, slower than the
     # gathered rows they would replace (5-D depth_to_space blocks_first
     # channels_last C=3 bs=4 float16, 6-byte items in 16 rows: 0.67 against
-    # 0.99). Register-tile items with a destination run of several axes are
-    # left to the lane and gather kernels (5-D space_to_depth depth_first
-    # channels_last C=16 bs=4 float64: 0.44 against 0.83); wider items gain
-    # (the same C=1 complex128, 64-byte items: 1.33 -> 0.57).
+    # 0.99).
     if a_in > 1 and not (w == 1 or w == 2 or w == 4 or w == 8 or w == 16):
         return False
-    if a_in == 1 and b_in > 1 and (w == 1 or w == 2 or w == 4 or w == 8):
+    axes_offsets(p.gather, b_in * tile_b, b_in, b_axes, n_b_axes - 1, ext, ss, ss[b])
+    # Items of several destination axes in fewer than 32 rows of 2- to
+    # 8-byte items are left to the gathered rows, unless their source runs
+    # crowd into a few cache sets (5-D space_to_depth depth_first
+    # channels_last C=16 bs=4 float64, 16 rows: 0.44 gathered against 0.82;
+    # C=64, 64 rows: 1.18 against 0.85; depth_to_space of a Fortran-order
+    # float32 input, runs 1 MiB apart: 1.25 against 1.12). Bytes gain (an
+    # NHWC uint8 array viewed as NCHW, depth_to_space: 1.75 against 0.84).
+    if a_in == 1 and b_in > 1 and (w == 2 or w == 4 or w == 8) and tile_a < 32 \
+            and not runs_alias(p.gather, b_in * tile_b, tile_a * w):
         return False
     axes_offsets(p.transpose_rows, a_in * tile_a, a_in, a_axes, n_a_axes - 1, ext, ds, ds[a])
-    axes_offsets(p.gather, b_in * tile_b, b_in, b_axes, n_b_axes - 1, ext, ss, ss[b])
     # Source runs close together are read in place (their lines stay in L1
     # as they are); runs far apart go through the buffer.
     span = 0

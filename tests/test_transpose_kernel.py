@@ -146,3 +146,32 @@ def test_streamed_rows_write_exactly_the_destination(shape, width, shift):
         assert (buffer[:start] == 0xA5).all() and (buffer[start + nbytes:] == 0xA5).all()
     finally:
         _engine.set_streaming(*before)
+
+
+def _d2s_source_view(depth: np.ndarray, bs: int) -> np.ndarray:
+    """depth_to_space blocks_first NCHW's source, in the result's axis order
+    [n, c, h, bh, w, bw]."""
+    n, cd, h, w = depth.shape
+    c = cd // (bs * bs)
+    s = depth.strides
+    v = np.lib.stride_tricks.as_strided(depth, (n, bs, bs, c, h, w),
+                                        (s[0], bs * c * s[1], c * s[1], s[1], s[2], s[3]))
+    return v.transpose(0, 3, 4, 1, 5, 2)
+
+
+@pytest.mark.parametrize("layout_of_input, dtype", [("channels_last_view", np.uint8),
+                                                    ("fortran", np.uint8), ("fortran", np.float32)])
+def test_depth_to_space_of_reordered_inputs(layout_of_input, dtype):
+    # The rows are the 16 channels; the items (w, bw) span two destination
+    # axes. Bytes always take the transpose; 4-byte items in so few rows
+    # only where their source runs crowd into a few cache sets (a
+    # Fortran-order input with N = 1: runs 64 KiB apart).
+    space = np.arange(16 * 64 * 128).astype(dtype).reshape(1, 16, 64, 128)
+    depth = space_to_depth_ref(space, 2)
+    if layout_of_input == "fortran":
+        depth = np.asfortranarray(depth)
+    else:
+        depth = np.moveaxis(np.ascontiguousarray(np.moveaxis(depth, 1, -1)), -1, 1)
+    assert _plan(_d2s_source_view(depth, 2))["kernel"] == "transpose"
+    for num_threads in (1, 3):
+        assert np.array_equal(fb.depth_to_space(depth, 2, num_threads=num_threads), space)

@@ -410,6 +410,48 @@ def block_case(op: str, mode: str, layout: str, rank: int, block_size: int, dtyp
     return checked((op, mode, layout, rank, block_size, dtype, size, threads), case)
 
 
+# Strided inputs: the same values, read from another memory order.
+# contiguous: the reference; fortran: np.asfortranarray; channels_last_view:
+# an NHWC array transposed to NCHW; stepped_inner: every other item of a
+# twice-as-wide last axis (each source line read for half its bytes);
+# stepped_channels: every other channel.
+INPUT_ORDERS = ["contiguous", "fortran", "channels_last_view", "stepped_inner", "stepped_channels"]
+
+
+def strided_copy(x: np.ndarray, order: str) -> np.ndarray:
+    """``x``'s values laid out as ``order`` says, seen with ``x``'s shape."""
+    if order == "contiguous":
+        return x
+    if order == "fortran":
+        return np.asfortranarray(x)
+    if order == "channels_last_view":
+        return np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+    if order == "stepped_inner":
+        wide = np.empty(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        wide[..., ::2] = x
+        return wide[..., ::2]
+    if order == "stepped_channels":
+        wide = np.empty((x.shape[0], 2 * x.shape[1]) + x.shape[2:], x.dtype)
+        wide[:, ::2] = x
+        return wide[:, ::2]
+    raise ValueError(f"unknown input order {order!r}")
+
+
+@functools.lru_cache(maxsize=2)
+def _strided_input(shape: tuple[int, ...], dtype: str, order: str) -> np.ndarray:
+    x = strided_copy(cached_input(shape, dtype), order)
+    x.flags.writeable = False
+    return x
+
+
+def strided_block_case(op: str, order: str, dtype: str, size: str, threads) -> Case:
+    """ONNX's default SpaceToDepth / DepthToSpace (blocks_first, NCHW, bs 2)
+    of an input in memory order ``order``."""
+    case = block_case(op, "blocks_first", "channels_first", 4, 2, dtype, size, threads)
+    case.x = _strided_input(case.x.shape, dtype, order)
+    return checked((op, "strided", order, dtype, size, threads), case)
+
+
 def tile_case(rank: int, pattern: str, factor: int, dtype: str, size: str, threads) -> Case:
     repeats = tile_repeats(rank, pattern, factor)
     shape = tile_input_shape(rank, repeats, dtype, size)

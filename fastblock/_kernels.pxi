@@ -253,6 +253,25 @@ cdef inline void fill_repeats(char* dst, const char* src, intp width, intp count
         filled += chunk
 
 
+cdef inline bint moves_item_by_item(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
+                                    intp src_outer, intp src_inner, intp width) noexcept nogil:
+    """Whether ``copy_block`` would take the general item loop for this
+    block: no repeated item, no rows contiguous on both sides, no lanes, and
+    along the longer axis (the inner one in ``copy_strided_block``) not one
+    side stepping an item while the other steps 1 to 4."""
+    cdef intp d, s
+    if src_outer == 0 or src_inner == 0:
+        return False
+    if (dst_outer == width and src_outer == width) or (dst_inner == width and src_inner == width):
+        return False
+    if lanes_of(n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width, NULL):
+        return False
+    d = dst_outer if n_outer > n_inner else dst_inner
+    s = src_outer if n_outer > n_inner else src_inner
+    return not ((d == width and width <= s <= 4 * width and s % width == 0)
+                or (s == width and width <= d <= 4 * width and d % width == 0))
+
+
 cdef inline void copy_block(char* dst, const char* src,
                             intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner,

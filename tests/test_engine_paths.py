@@ -377,3 +377,23 @@ def test_short_items_repeated_along_a_row(width, count, byte_shuffles):
     assert not buffer[expected.nbytes:].any()
     strided = _values((7, 2), width)[:, :1]
     assert _same(fb.tile(strided, (3, count)), np.tile(strided, (3, count)))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_blocks_moved_item_by_item_are_shuffled_instead(dtype, byte_shuffles):
+    # depth_to_space of a view stepping 2 items along W: the block (rows of
+    # W items 2 apart on both sides, and the 2 bw items) has no vector loop;
+    # with byte shuffles the destination runs are gathered by shuffles.
+    wide = np.arange(1 * 16 * 24 * 80).astype(dtype).reshape(1, 16, 24, 80)
+    depth = wide[..., ::2]
+    n, cd, h, w = depth.shape
+    s = depth.strides
+    view = np.lib.stride_tricks.as_strided(depth, (n, 2, 2, 4, h, w),
+                                           (s[0], 8 * s[1], 4 * s[1], s[1], s[2], s[3]))
+    view = view.transpose(0, 3, 4, 1, 5, 2)
+    plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, dtype).strides, view.itemsize)
+    if byte_shuffles:
+        assert plan["kernel"] == "gather" and plan["shuffled_pieces"] > 0
+    expected = np.ascontiguousarray(view).reshape(1, 4, 48, 80)
+    for num_threads in (1, 3):
+        assert np.array_equal(fb.depth_to_space(depth, 2, num_threads=num_threads), expected)

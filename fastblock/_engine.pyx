@@ -244,8 +244,9 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     input: N then C in the source) until it holds a tile edge of items. On
     return ``a_axis`` and ``b_axis`` are the outermost axes of the two runs,
     tiled by the loop, and ``grouped`` marks every axis of both runs. False
-    (nothing set) when the source does not step one item along ``a_axis``,
-    or the block would be too small to pay for staging."""
+    when the source does not step one item along ``a_axis``, or the block
+    would not pay (the plan is then as before, but for ``grouped`` and
+    ``p.gather``, which the other kernels set afresh)."""
     cdef intp w = p.width, edge = transpose_tile_edge(w), a_in, b_in, tile_a, tile_b, span
     cdef int a, b, i, n_a_axes, n_b_axes
     cdef int a_axes[MAX_AXES]
@@ -857,6 +858,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     cdef const intp* table = NULL
     cdef intp table_rows = 0
     cdef intp staged_offset[TRANSPOSE_MAX]
+    cdef char* row
     cdef bint streams
     if p.transpose:
         row_bytes = size_b * p.b_in * p.width
@@ -908,11 +910,11 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
             staged_offset[i] = i * row_bytes
         run_kernel(p, program, run, stage, src, size_a, size_b, table_rows * row_bytes, staged_offset)
         for i in range(n_rows):
+            row = dst + (i // table_rows) * p.dst_a + table[i % table_rows]
             if p.transpose and p.rows_apart:
-                fb_stream_lines(dst + table[i], stage + i * row_bytes, row_bytes)
+                fb_stream_lines(row, stage + i * row_bytes, row_bytes)
             else:
-                fb_stream_copy(dst + (i // table_rows) * p.dst_a + table[i % table_rows],
-                               stage + i * row_bytes, row_bytes)
+                fb_stream_copy(row, stage + i * row_bytes, row_bytes)
         return True
     run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
     stream_rows(dst, p.dst_a, stage, size_a, row_bytes)

@@ -121,7 +121,8 @@ include "_stream.pxi"
 
 
 cdef struct Plan:
-    int n_loop                  # loop axes, outermost first; the last two are tile counters
+    int n_loop                  # loop axes, outermost first
+    int a_loop, b_loop          # the loop axes that count tiles of a and of b
     intp extent[MAX_LOOP]
     intp src_step[MAX_LOOP]
     intp dst_step[MAX_LOOP]
@@ -729,11 +730,48 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.extent[p.n_loop + 1] = n_tiles_b
     p.src_step[p.n_loop + 1] = p.tile_b * p.src_b
     p.dst_step[p.n_loop + 1] = p.tile_b * p.dst_b
+    p.a_loop = p.n_loop
+    p.b_loop = p.n_loop + 1
     p.n_loop += 2
+    if p.transpose:
+        follow_source(p)
     p.n_iter = 1
     for i in range(p.n_loop):
         p.n_iter *= p.extent[i]
     return 1
+
+
+cdef void follow_source(Plan* p) noexcept nogil:
+    """Order the loop axes of a transpose by source step, largest first, so
+    that consecutive blocks continue the source's runs.
+
+    A block's destination rows are whole lines (or end lines shared with
+    the next b tile) wherever the loop goes next, but its source runs are
+    short pieces of longer source rows; walked in destination order, the
+    next piece of a row came a whole sweep later, its page and the line
+    shared with it long gone (2-D float32 4096 x 4096, NumPy's arrays 16
+    bytes past a line: 3.8 -> 2.6 x np.copyto on one thread, 2.1 -> 1.4 on
+    two; Fortran-order space_to_depth: 1.16 -> 1.03)."""
+    cdef int i, k, a_loop = p.a_loop, b_loop = p.b_loop
+    cdef intp e, s_step, d_step
+    for i in range(1, p.n_loop):
+        e = p.extent[i]; s_step = p.src_step[i]; d_step = p.dst_step[i]
+        k = i - 1
+        while k >= 0 and iabs(p.src_step[k]) < iabs(s_step):
+            p.extent[k + 1] = p.extent[k]; p.src_step[k + 1] = p.src_step[k]; p.dst_step[k + 1] = p.dst_step[k]
+            k -= 1
+        p.extent[k + 1] = e; p.src_step[k + 1] = s_step; p.dst_step[k + 1] = d_step
+        # Axis i moved to k + 1; the axes between moved out by one.
+        if a_loop == i:
+            a_loop = k + 1
+        elif k + 1 <= a_loop < i:
+            a_loop += 1
+        if b_loop == i:
+            b_loop = k + 1
+        elif k + 1 <= b_loop < i:
+            b_loop += 1
+    p.a_loop = a_loop
+    p.b_loop = b_loop
 
 
 cdef intp line_phase(const Plan* p, const char* dst) noexcept nogil:
@@ -943,10 +981,10 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         src += idx[k] * p.src_step[k]
         dst += idx[k] * p.dst_step[k]
     for it in range(start, stop):
-        size_a = imin(p.tile_a, p.n_a - idx[n - 2] * p.tile_a)
+        size_a = imin(p.tile_a, p.n_a - idx[p.a_loop] * p.tile_a)
         # b tiles after the first start b_shift items back (line_phase).
-        b_back = p.b_shift if idx[n - 1] > 0 else 0
-        size_b = imin(p.tile_b - p.b_shift + b_back, p.n_b - idx[n - 1] * p.tile_b + b_back)
+        b_back = p.b_shift if idx[p.b_loop] > 0 else 0
+        size_b = imin(p.tile_b - p.b_shift + b_back, p.n_b - idx[p.b_loop] * p.tile_b + b_back)
         block_dst = dst - b_back * p.dst_b
         block_src = src - b_back * p.src_b
         run = p.gather_len
@@ -1065,7 +1103,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     (the shorter run of a ragged split, else None), ``uniform_windows``
     (windows in every shuffled piece, 0 when they differ),
     ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles),
-    ``loop`` (the outer loop's extents), ``streams`` (whether the
+    ``loop`` (the outer loop's extents, outermost first, and
+    ``loop_source_steps`` their source steps in bytes), ``streams`` (whether the
     destination is streamed: only for a ``dst_array`` whose data the copy
     would write), ``staged`` (a transpose through a buffer) and
     ``first_tile_short_by`` (items a transpose's first tile of each row
@@ -1097,6 +1136,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
+        "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),
         "streams": bool(plan.stream),
         "staged": bool(plan.transpose and plan.transpose_staged),
         "first_tile_short_by": plan.b_shift * plan.b_in if plan.transpose else 0,

@@ -48,6 +48,20 @@ def test_fortran_order_to_c_order(shape, width, num_threads):
     assert _same(fb.transpose(x, (0, 1, 2, 3), num_threads=num_threads), x)
 
 
+@pytest.mark.parametrize("width", [1, 4, 16])
+@pytest.mark.parametrize("shape", [(300, 500), (700, 300), (1000, 600)])
+@pytest.mark.parametrize("num_threads", [1, 3])
+def test_two_d_transposes_follow_the_source(shape, width, num_threads):
+    # The loop runs in source order (the tile loop that continues the
+    # blocks' source runs innermost), with ragged tiles on both sides.
+    x = _values(shape, width)
+    plan = _plan(x.T)
+    assert plan["kernel"] == "transpose"
+    steps = [abs(step) for step, extent in zip(plan["loop_source_steps"], plan["loop"]) if extent > 1]
+    assert steps == sorted(steps, reverse=True)
+    assert _same(fb.transpose(x, (1, 0), num_threads=num_threads), x.T)
+
+
 @pytest.fixture(params=["ordinary stores", "streamed"])
 def streaming(request):
     """Every copy streamed (where the build can), or none."""

@@ -145,6 +145,7 @@ cdef struct Plan:
     bint transpose
     bint transpose_staged       # through a buffer (source runs far apart)
     bint rows_apart             # the rows of a transpose are far apart in the destination
+    bint transpose_streams      # its register tiles stream their whole lines (no stage)
     intp a_in, b_in
     intp b_shift                # the first b tile is this many items short (line_phase)
     intp transpose_rows[TRANSPOSE_MAX]
@@ -720,6 +721,8 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
             p.dst_step[p.n_loop] = ds[i]
             p.n_loop += 1
     n_tiles_a = (p.n_a + p.tile_a - 1) // p.tile_a
+    p.transpose_streams = p.stream and p.transpose and (p.width == 1 or p.width == 2 or p.width == 4
+                                                        or p.width == 8)
     p.b_shift = line_phase(p, dst[0]) if p.transpose else 0
     n_tiles_b = (p.n_b + p.b_shift + p.tile_b - 1) // p.tile_b
     if n_tiles_a == 1 and n_tiles_b == 1 and not p.gather_len and not p.lanes.n_lanes and not p.transpose:
@@ -788,7 +791,7 @@ cdef intp line_phase(const Plan* p, const char* dst) noexcept nogil:
     block starts at the same place in a line: every row and loop step is
     whole lines, and so is a tile."""
     cdef intp item = p.width * p.b_in, lead, i    # bytes of one index of b
-    if not p.rows_apart or p.dst_b != item or (p.tile_b * item) % CACHE_LINE != 0 \
+    if not (p.rows_apart or p.transpose_streams) or p.dst_b != item or (p.tile_b * item) % CACHE_LINE != 0 \
             or p.tile_b >= p.n_b:
         return 0
     if p.dst_a % CACHE_LINE != 0:
@@ -871,7 +874,7 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
     split, source for an interleave), the destination rows of a transpose."""
     if p.transpose:
         transpose_block(dst, src, size_a * p.a_in, size_b * p.b_in, offsets, p.gather, p.width,
-                        p.transpose_staged)
+                        p.transpose_staged, p.transpose_streams)
     elif p.gather_len and program.n_pieces:
         shuffle_rows(program, dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
     elif p.gather_len:
@@ -898,6 +901,8 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     cdef intp staged_offset[TRANSPOSE_MAX]
     cdef char* row
     cdef bint streams
+    if p.transpose_streams:
+        return False
     if p.transpose:
         row_bytes = size_b * p.b_in * p.width
         n_rows = table_rows = size_a * p.a_in

@@ -106,34 +106,67 @@ cdef extern from *:
         }
     }
 
+    /* The byte range [lo, hi) from each of the G rows' starts d[k] that
+       is whole lines in every row, for rows of n bytes: the tiles there
+       may stream. Empty unless the rows share their place in a line and
+       that place is 16-byte aligned (the streamed stores' own). */
+    static inline __attribute__((always_inline))
+    void fb_streamed_span(char *const *d, int G, Py_ssize_t n, Py_ssize_t *lo, Py_ssize_t *hi) {
+        const uintptr_t phase = (uintptr_t)d[0] & 63;
+        Py_ssize_t end;
+        int k;
+        *lo = *hi = 0;
+        if (phase & 15)
+            return;
+        for (k = 1; k < G; k++)
+            if (((uintptr_t)d[k] & 63) != phase)
+                return;
+        end = (Py_ssize_t)((phase + (uintptr_t)n) & ~(uintptr_t)63) - (Py_ssize_t)phase;
+        *lo = (Py_ssize_t)((64 - phase) & 63);
+        *hi = end > *lo ? end : *lo;
+    }
+
     /* A block into destination rows, G x G register tiles where the item
-       size has them, then the edges item by item. */
+       size has them, then the edges item by item. With `stream`, the
+       tiles that fill whole lines of their rows store them by streaming
+       stores: each tile writes 16 bytes of G rows, so G lines fill at
+       once, one 16-byte store after another. */
     static inline __attribute__((always_inline)) FB_SSE2
     void fb_transpose_rows_w(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t n_items,
                              const Py_ssize_t *item_offset, const Py_ssize_t *row_offset,
-                             const Py_ssize_t W) {
+                             const Py_ssize_t W, const int stream) {
     #if FB_TRANSPOSE_SIMD
         if (W == 1 || W == 2 || W == 4 || W == 8) {
             const int G = 16 / (int)W;
             const Py_ssize_t whole_items = n_items - n_items % G;
-            Py_ssize_t a, b;
+            Py_ssize_t a, b, lo = 0, hi = 0;
             int k;
+            #define FB_TILES(B0, B1, STORE)                                                 \
+                for (b = (B0); b < (B1); b += G) {                                          \
+                    __m128i r[16];                                                          \
+                    FB_UNROLL                                                               \
+                    for (k = 0; k < G; k++)                                                 \
+                        r[k] = _mm_loadu_si128((const __m128i *)(src + item_offset[b + k] + a * W)); \
+                    fb_transpose_registers(r, G);                                           \
+                    FB_UNROLL                                                               \
+                    for (k = 0; k < G; k++)                                                 \
+                        STORE((__m128i *)(d[k] + b * W), r[k]);                             \
+                }
             for (a = 0; a + G <= n_rows; a += G) {
                 char *d[16];
                 FB_UNROLL
                 for (k = 0; k < G; k++)
                     d[k] = dst + row_offset[a + k];
-                for (b = 0; b < whole_items; b += G) {
-                    __m128i r[16];
-                    FB_UNROLL
-                    for (k = 0; k < G; k++)
-                        r[k] = _mm_loadu_si128((const __m128i *)(src + item_offset[b + k] + a * W));
-                    fb_transpose_registers(r, G);
-                    FB_UNROLL
-                    for (k = 0; k < G; k++)
-                        _mm_storeu_si128((__m128i *)(d[k] + b * W), r[k]);
+                if (stream) {
+                    fb_streamed_span(d, G, whole_items * W, &lo, &hi);
+                    lo /= W;
+                    hi /= W;
                 }
+                FB_TILES(0, lo, _mm_storeu_si128)
+                FB_TILES(lo, hi, _mm_stream_si128)
+                FB_TILES(hi, whole_items, _mm_storeu_si128)
             }
+            #undef FB_TILES
             /* The items after the last whole tile, then the rows after it. */
             fb_transpose_items(dst, src, 0, a, whole_items, n_items, item_offset, row_offset, W);
             fb_transpose_items(dst, src, a, n_rows, 0, n_items, item_offset, row_offset, W);
@@ -145,21 +178,23 @@ cdef extern from *:
 
     static FB_SSE2 void fb_transpose_rows(char *dst, const char *src, Py_ssize_t n_rows,
                                           Py_ssize_t n_items, const Py_ssize_t *item_offset,
-                                          const Py_ssize_t *row_offset, Py_ssize_t width) {
-        #define FB_ROWS(W) fb_transpose_rows_w(dst, src, n_rows, n_items, item_offset, row_offset, W)
+                                          const Py_ssize_t *row_offset, Py_ssize_t width,
+                                          int stream) {
+        #define FB_ROWS(W, S) fb_transpose_rows_w(dst, src, n_rows, n_items, item_offset, row_offset, W, S)
         switch (width) {
-        case 1: FB_ROWS(1); break;
-        case 2: FB_ROWS(2); break;
-        case 4: FB_ROWS(4); break;
-        case 8: FB_ROWS(8); break;
-        case 16: FB_ROWS(16); break;
+        case 1: if (stream) FB_ROWS(1, 1); else FB_ROWS(1, 0); break;
+        case 2: if (stream) FB_ROWS(2, 1); else FB_ROWS(2, 0); break;
+        case 4: if (stream) FB_ROWS(4, 1); else FB_ROWS(4, 0); break;
+        case 8: if (stream) FB_ROWS(8, 1); else FB_ROWS(8, 0); break;
+        case 16: FB_ROWS(16, 0); break;
         default: fb_transpose_items(dst, src, 0, n_rows, 0, n_items, item_offset, row_offset, width);
         }
         #undef FB_ROWS
     }
     """
     void fb_transpose_rows(char* dst, const char* src, intp n_rows, intp n_items,
-                           const intp* item_offset, const intp* row_offset, intp width) noexcept nogil
+                           const intp* item_offset, const intp* row_offset, intp width,
+                           int stream) noexcept nogil
 
 
 cdef enum:
@@ -173,20 +208,21 @@ cdef enum:
 
 cdef inline void transpose_block(char* dst, const char* src, intp n_rows, intp n_items,
                                  const intp* row_offset, const intp* item_offset,
-                                 intp width, bint staged) noexcept nogil:
+                                 intp width, bint staged, bint stream) noexcept nogil:
     """One transpose block: ``n_items`` source runs of ``n_rows`` items (run
     ``c`` at ``src + item_offset[c]``) become ``n_rows`` destination rows of
     ``n_items`` contiguous items (row ``r`` at ``dst + row_offset[r]``);
     through the buffer if ``staged`` (then ``n_rows * n_items * width`` is
-    at most TRANSPOSE_BYTES)."""
+    at most TRANSPOSE_BYTES); with ``stream``, the whole lines that 1- to
+    8-byte items fill go by streaming stores (the caller fences)."""
     cdef uint64_t buffer[TRANSPOSE_WORDS]
     cdef intp buffer_offset[TRANSPOSE_MAX]
     cdef char* copied = <char*>buffer
     cdef intp run = n_rows * width, c
     if not staged:
-        fb_transpose_rows(dst, src, n_rows, n_items, item_offset, row_offset, width)
+        fb_transpose_rows(dst, src, n_rows, n_items, item_offset, row_offset, width, stream)
         return
     for c in range(n_items):
         memcpy(copied + c * run, src + item_offset[c], <size_t>run)
         buffer_offset[c] = c * run
-    fb_transpose_rows(dst, copied, n_rows, n_items, buffer_offset, row_offset, width)
+    fb_transpose_rows(dst, copied, n_rows, n_items, buffer_offset, row_offset, width, stream)

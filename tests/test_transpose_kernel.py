@@ -162,6 +162,39 @@ def test_streamed_rows_write_exactly_the_destination(shape, width, shift):
         _engine.set_streaming(*before)
 
 
+@pytest.mark.skipif(not _engine.streams_available(), reason="this build has no streaming stores")
+@pytest.mark.parametrize("shift", [0, 16, 48, 8])
+@pytest.mark.parametrize("shape, width", [((320, 500), 4), ((300, 500), 4), ((320, 520), 1),
+                                          ((128, 300), 8), ((256, 256), 2), ((130, 70), 16)])
+def test_streamed_two_d_transposes_write_exactly_the_destination(shape, width, shift):
+    # Rows side by side in the destination: the register tiles stream the
+    # lines they fill whole, the rest go by ordinary stores. Where the rows
+    # are whole lines and 16-byte aligned, the first tile of each row is
+    # short so that the next starts on a line; rows of 1200 bytes each
+    # start elsewhere in a line, and a shift of 8 bytes aligns none (the
+    # tiles that cannot stream store as usual). Sentinels around the result
+    # must survive.
+    before = _engine.set_streaming(True, 0)
+    try:
+        x = _values(shape, width)
+        nbytes = x.nbytes
+        buffer = np.full(nbytes + 256, 0xA5, np.uint8)
+        start = (-buffer.ctypes.data) % 64 + shift
+        out = buffer[start:start + nbytes].view(x.dtype).reshape(shape[::-1])
+        plan = _engine.describe(out.shape, x.T.strides, out.strides, width, out)
+        assert plan["kernel"] == "transpose" and plan["streams"]
+        short = plan["first_tile_short_by"]
+        if width < 16 and shift % 16 == 0 and shape[0] * width % 64 == 0:
+            assert (out.ctypes.data + (plan["row_items"] - short) * width) % 64 == 0
+        for num_threads in (1, 3):
+            out[...] = np.zeros((), x.dtype)
+            fb.transpose(x, (1, 0), out=out, num_threads=num_threads)
+            assert _same(out, x.T)
+        assert (buffer[:start] == 0xA5).all() and (buffer[start + nbytes:] == 0xA5).all()
+    finally:
+        _engine.set_streaming(*before)
+
+
 def _d2s_source_view(depth: np.ndarray, bs: int) -> np.ndarray:
     """depth_to_space blocks_first NCHW's source, in the result's axis order
     [n, c, h, bh, w, bw]."""

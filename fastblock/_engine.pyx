@@ -306,13 +306,15 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     for i in range(b_in * tile_b):
         span = imax(span, iabs(p.gather[i]))
     p.transpose_staged = span + a_in * tile_a * w > 2 * a_in * tile_a * b_in * tile_b * w
-    # Rows far apart (more than twice their whole length, and 1 KiB) stream
-    # their whole lines (run_streamed); rows near each other keep the rule
-    # of other rows. Streaming the lines of rows a few hundred bytes apart
-    # lost (4-D space_to_depth depth_first channels_last C=16 bs=3
-    # complex128: 0.63 -> 1.03 x np.copyto; 4-D depth_to_space depth_first
-    # C=64 bs=4 complex128, 1 KiB rows side by side: 0.71 -> 0.95); rows of a
-    # Fortran-order input, 64 KiB apart, gained: 1.38 -> 1.08.
+    # Items of 1 to 8 bytes stream from their register tiles when the
+    # destination streams (transpose_streams, set by build_plan). Rows of
+    # other items stream through the stage only when far apart (more than
+    # twice their whole length, and 1 KiB): their whole lines stream
+    # (run_streamed), and rows near each other keep the rule of other rows.
+    # Streaming the lines of rows a few hundred bytes apart lost (4-D
+    # space_to_depth depth_first channels_last C=16 bs=3 complex128: 0.63 ->
+    # 1.03 x np.copyto; 4-D depth_to_space depth_first C=64 bs=4
+    # complex128, 1 KiB rows side by side: 0.71 -> 0.95).
     p.rows_apart = True
     for i in range(1, a_in * tile_a):
         if iabs(p.transpose_rows[i] - p.transpose_rows[i - 1]) < imax(STREAM_MIN_ROW, 2 * b_in * ext[b] * w):
@@ -721,6 +723,10 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
             p.dst_step[p.n_loop] = ds[i]
             p.n_loop += 1
     n_tiles_a = (p.n_a + p.tile_a - 1) // p.tile_a
+    # A streamed transpose of 1- to 8-byte items stores the whole lines its
+    # register tiles fill by streaming stores, with no stage (2-D 4096 x
+    # 4096 transposes, 64 MiB, 2 threads: float32 1.17 -> 0.66 x np.copyto,
+    # float64 1.25 -> 0.51, uint8 3.2 -> 0.98).
     p.transpose_streams = p.stream and p.transpose and (p.width == 1 or p.width == 2 or p.width == 4
                                                         or p.width == 8)
     p.b_shift = line_phase(p, dst[0]) if p.transpose else 0
@@ -785,11 +791,13 @@ cdef intp line_phase(const Plan* p, const char* dst) noexcept nogil:
     a row's first item never write whole lines: with rows far apart, whose
     whole lines stream (run_streamed), a 512-byte row then streams 6 of its
     9 lines, and 7 with the phase (Fortran-order space_to_depth float32:
-    1.38 -> 1.18-1.26 x np.copyto). Only for rows far apart (rows near each
-    other stream by other rules: 5-D depth_to_space depth_first
-    channels_last C=64 bs=4 complex128 lost, 0.83 -> 0.99), and where every
-    block starts at the same place in a line: every row and loop step is
-    whole lines, and so is a tile."""
+    1.38 -> 1.18-1.26 x np.copyto); tiles that stream from their registers
+    stream none of a 256-byte row's 5 lines (2-D float32 4096 x 4096
+    transpose: 1.46 -> 0.67). Only for those two (rows near each other
+    stream by other rules: 5-D depth_to_space depth_first channels_last
+    C=64 bs=4 complex128 lost, 0.83 -> 0.99), and where every block starts
+    at the same place in a line: every row and loop step is whole lines,
+    and so is a tile."""
     cdef intp item = p.width * p.b_in, lead, i    # bytes of one index of b
     if not (p.rows_apart or p.transpose_streams) or p.dst_b != item or (p.tile_b * item) % CACHE_LINE != 0 \
             or p.tile_b >= p.n_b:

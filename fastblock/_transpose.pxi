@@ -106,6 +106,20 @@ cdef extern from *:
         }
     }
 
+    #if FB_TRANSPOSE_SIMD
+    /* Register tile (a, b) of a block: items b .. b+G-1 of rows a ..
+       a+G-1, transposed so that register k holds row a+k's G items. */
+    static inline __attribute__((always_inline)) FB_SSE2
+    void fb_tile(__m128i *r, const char *src, const Py_ssize_t *item_offset, Py_ssize_t a,
+                 Py_ssize_t b, const Py_ssize_t W, const int G) {
+        int k;
+        FB_UNROLL
+        for (k = 0; k < G; k++)
+            r[k] = _mm_loadu_si128((const __m128i *)(src + item_offset[b + k] + a * W));
+        fb_transpose_registers(r, G);
+    }
+    #endif
+
     /* The byte range [lo, hi) from each of the G rows' starts d[k] that
        is whole lines in every row, for rows of n bytes: the tiles there
        may stream. Empty unless the rows share their place in a line and
@@ -145,10 +159,7 @@ cdef extern from *:
             #define FB_TILES(B0, B1, STORE)                                                 \
                 for (b = (B0); b < (B1); b += G) {                                          \
                     __m128i r[16];                                                          \
-                    FB_UNROLL                                                               \
-                    for (k = 0; k < G; k++)                                                 \
-                        r[k] = _mm_loadu_si128((const __m128i *)(src + item_offset[b + k] + a * W)); \
-                    fb_transpose_registers(r, G);                                           \
+                    fb_tile(r, src, item_offset, a, b, W, G);                               \
                     FB_UNROLL                                                               \
                     for (k = 0; k < G; k++)                                                 \
                         STORE((__m128i *)(d[k] + b * W), r[k]);                             \
@@ -176,10 +187,7 @@ cdef extern from *:
                         int q;
                         for (q = 0; q < 4; q++) {
                             __m128i r[16];
-                            FB_UNROLL
-                            for (k = 0; k < G; k++)
-                                r[k] = _mm_loadu_si128((const __m128i *)(src + item_offset[b + q * G + k] + a * W));
-                            fb_transpose_registers(r, G);
+                            fb_tile(r, src, item_offset, a, b + q * G, W, G);
                             FB_UNROLL
                             for (k = 0; k < G; k++)
                                 line[k][q] = r[k];

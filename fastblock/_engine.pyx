@@ -11,7 +11,9 @@ How a copy is run:
 1. *Normalise.* Drop axes of extent 1, turn negative destination steps
    positive (moving both base pointers), sort the axes by destination step,
    largest first, and merge neighbours that are contiguous on both sides. A
-   run contiguous on both sides is folded into one wider item.
+   run contiguous on both sides is folded into one wider item (a fold of
+   1- or 2-byte items into 3 to 15 bytes, not 4 or 8, is kept only where
+   the copy cannot gather the unfolded runs by byte shuffles).
 2. *Choose the kernel block.* Pixels of 2 or more lanes of 1-, 2-, 4- or
    8-byte items (up to 256 bytes; at least 3 lanes of 4 bytes), packed on
    one side and in separate rows on the other (the
@@ -32,7 +34,7 @@ How a copy is run:
    through a table of source offsets (gather mode), by SSSE3 byte shuffles
    for 1- and 2-byte items where the CPU has them (``_shuffle.pxi``).
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
-   odometer. Its linear range is cut into chunks that the OpenMP threads take
+   odometer (a transpose's in source order instead). Its linear range is cut into chunks that the OpenMP threads take
    as they come free (dynamic schedule: on a busy machine a thread that is
    not scheduled does not hold the others up), each chunk writing its own
    part of the destination. Small copies run on the calling thread alone.
@@ -42,7 +44,8 @@ How a copy is run:
    writes each block into a per-thread buffer and streams the block's
    destination rows out with non-temporal stores (``_stream.pxi``), so the
    destination is not read before it is written: about a third less memory
-   traffic.
+   traffic. Transposes of 1- to 8-byte items stream the whole lines of
+   their register tiles directly.
 
 The GIL is released for the whole copy.
 """
@@ -569,14 +572,17 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     is negative. ``whole_bytes``: the bytes written by the whole copy when
     this plan runs only a piece of it (the staged NCHW_VECT_C blocks); with
     the plan's own bytes, it decides whether the destination is streamed."""
-    cdef intp ext[MAX_AXES]
-    cdef intp ss[MAX_AXES]
-    cdef intp ds[MAX_AXES]
-    cdef intp te, ts, td, total, n_tiles_a, n_tiles_b, edge, block_rows, block_items, reach = 0
-    cdef LaneShape lane_shape
-    cdef bint shuffle_lanes
-    cdef int m = 0, i, k, a_axis, b_axis, j_axis, first_kernel, ragged_axis = -1
-    cdef bint grouped[MAX_AXES]
+    cdef intp ext_given[MAX_AXES]
+    cdef intp ss_given[MAX_AXES]
+    cdef intp ds_given[MAX_AXES]
+    cdef intp ext_kept[MAX_AXES]
+    cdef intp ss_kept[MAX_AXES]
+    cdef intp ds_kept[MAX_AXES]
+    cdef intp* ext = ext_given
+    cdef intp* ss = ss_given
+    cdef intp* ds = ds_given
+    cdef intp te, ts, td, total, reach = 0
+    cdef int m = 0, i, k
 
     total = itemsize
     for i in range(ndim):
@@ -628,9 +634,50 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     if m > 0:
         m = k + 1
 
-    # Fold a run contiguous on both sides into a wider item, keeping one axis.
+    # Fold a run contiguous on both sides into a wider item. A fold of 1- or
+    # 2-byte items into 3 to 15 bytes (not 4 or 8) leaves the block kernel to
+    # move them one at a time (two overlapping copies each); unfolded, the
+    # same runs may be gathered by byte shuffles instead, so for a large
+    # copy that plan is tried first and kept only if it shuffles. 64 MiB,
+    # 2 threads, x np.copyto: space_to_depth blocks_first channels_last
+    # uint8 C=1 bs=3 1.17 -> 0.64, C=3 bs=2 0.75 -> 0.59, C=3 bs=3 0.72 ->
+    # 0.59, float16 C=1 bs=3 0.66 -> 0.57; depth_to_space of the same
+    # arrays unfolded is a byte-by-byte block (0.73 -> 1.29), and cached
+    # copies (1 MiB) gained nothing.
+    if m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
+            and itemsize * ext[m - 1] < 16 and not is_register_width(itemsize * ext[m - 1]) \
+            and total >= STREAM_MIN_BYTES:
+        memcpy(ext_kept, ext, m * sizeof(intp))
+        memcpy(ss_kept, ss, m * sizeof(intp))
+        memcpy(ds_kept, ds, m * sizeof(intp))
+        plan_kernels(p, m, ext, ss, ds, itemsize, False, dst[0])
+        if p.gather_len and p.shuffle.n_pieces:
+            return 1
+        ext = ext_kept
+        ss = ss_kept
+        ds = ds_kept
+    plan_kernels(p, m, ext, ss, ds, itemsize, True, dst[0])
+    return 1
+
+
+cdef bint is_register_width(intp width) noexcept nogil:
+    return width == 1 or width == 2 or width == 4 or width == 8 or width == 16
+
+
+cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp itemsize, bint fold,
+                       const char* dst) noexcept nogil:
+    """The kernel, its block and the loop over the sorted and merged axes
+    (``m`` of them; the arrays are reused): the second half of build_plan.
+    ``fold``: fold the innermost axis into the item when it is contiguous
+    on both sides."""
+    cdef intp n_tiles_a, n_tiles_b, edge, block_rows, block_items
+    cdef LaneShape lane_shape
+    cdef bint shuffle_lanes
+    cdef int i, a_axis, b_axis, j_axis, first_kernel, ragged_axis = -1, k
+    cdef bint grouped[MAX_AXES]
+
     p.width = itemsize
-    if m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize:
+    if fold and m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize:
         p.width = itemsize * ext[m - 1]
         m -= 1
     if m == 0:
@@ -692,7 +739,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         # item by item; byte shuffles do them, where they can build the run
         # (depth_to_space of a stepped uint8 view [..., ::2], 64 MiB: 2.9 ->
         # 0.68 x np.copyto).
-        shuffle_lanes = shuffles_pay(p.total_bytes * n_parts) and p.width <= 2 and (
+        shuffle_lanes = shuffles_pay(p.total_bytes * p.n_parts) and p.width <= 2 and (
             lane_shape.lanes == 3 or (a_axis >= 0 and moves_item_by_item(
                 block_rows, p.tile_b, ds[a_axis], ds[b_axis], ss[a_axis], ss[b_axis], p.width)))
         if not p.transpose and ((block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN)
@@ -729,7 +776,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # float64 1.25 -> 0.51, uint8 3.2 -> 0.98).
     p.transpose_streams = p.stream and p.transpose and (p.width == 1 or p.width == 2 or p.width == 4
                                                         or p.width == 8)
-    p.b_shift = line_phase(p, dst[0]) if p.transpose else 0
+    p.b_shift = line_phase(p, dst) if p.transpose else 0
     n_tiles_b = (p.n_b + p.b_shift + p.tile_b - 1) // p.tile_b
     if n_tiles_a == 1 and n_tiles_b == 1 and not p.gather_len and not p.lanes.n_lanes and not p.transpose:
         continue_source_run(p, ext[b_axis], ss[b_axis])
@@ -747,7 +794,6 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.n_iter = 1
     for i in range(p.n_loop):
         p.n_iter *= p.extent[i]
-    return 1
 
 
 cdef void follow_source(Plan* p) noexcept nogil:

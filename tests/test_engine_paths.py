@@ -320,14 +320,15 @@ def test_blocks_that_end_a_source_row_are_followed_by_the_next_row():
 
 
 def test_short_destination_rows_keep_the_axis_that_fills_their_gaps_inside():
-    # space_to_depth blocks_first, 5-D channels_last, bs 2, C 12, bytes:
+    # space_to_depth blocks_first, 5-D channels_last, bs 2, C 3, float32:
     # [d, bd, h, bh, w, (bw c)] -> [d, h, w, bd, bh, (bw c)]. A block is the
     # 2 bh items (48 bytes) of each of the w pixels, 96 bytes apart; the bd
     # axis writes the rest of those pixels, so it stays inside the h loop
-    # instead of h moving innermost to follow the source.
-    x = _values((2, 2, 8, 2, 30, 24), 1)
+    # instead of h moving innermost to follow the source. (With C 12 bytes,
+    # the same shape, the runs are gathered by byte shuffles instead.)
+    x = _values((2, 2, 8, 2, 30, 6), 4)
     axes = (0, 2, 4, 1, 3, 5)
-    plan = _plan(x.shape, axes, 1)
+    plan = _plan(x.shape, axes, 4)
     assert plan["kernel"] == "block" and plan["loop"][-3:] == (2, 1, 1)
     expected = np.ascontiguousarray(np.transpose(x, axes))
     for num_threads in (1, 3):
@@ -397,3 +398,30 @@ def test_blocks_moved_item_by_item_are_shuffled_instead(dtype, byte_shuffles):
     expected = np.ascontiguousarray(view).reshape(1, 4, 48, 80)
     for num_threads in (1, 3):
         assert np.array_equal(fb.depth_to_space(depth, 2, num_threads=num_threads), expected)
+
+
+@pytest.mark.parametrize("dtype, bs", [(np.uint8, 2), (np.uint8, 3), (np.float16, 2)])
+def test_odd_folded_items_are_shuffled_unfolded(dtype, bs, byte_shuffles):
+    # space_to_depth blocks_first channels_last C=3: (bw, c) is contiguous on
+    # both sides, 3*bs items that would fold into one odd-sized item moved
+    # item by item. Unfolded, the destination runs of a large copy are
+    # gathered by byte shuffles, where the CPU has them. The round trip
+    # checks depth_to_space of the same arrays, whichever plan it takes.
+    # Large copies only (8 MiB or more): 1680 x 1680 x 3 bytes, 1200 x 1200 x 3 float16.
+    edge = 1680 if dtype == np.uint8 else 1200
+    space = (np.arange(edge * edge * 3) % 251).astype(dtype).reshape(1, edge, edge, 3)
+    n, h, w, c = space.shape
+    s = space.strides
+    view = np.lib.stride_tricks.as_strided(space, (n, h // bs, w // bs, bs, bs, c),
+                                           (s[0], bs * s[1], bs * s[2], s[1], s[2], s[3]))
+    plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, dtype).strides, view.itemsize)
+    if byte_shuffles:
+        assert plan["kernel"] == "gather" and plan["width"] == space.itemsize and plan["shuffled_pieces"] > 0
+    else:
+        assert plan["width"] == 3 * bs * space.itemsize
+    expected = np.ascontiguousarray(view).reshape(n, h // bs, w // bs, bs * bs * c)
+    for num_threads in (1, 3):
+        result = fb.space_to_depth(space, bs, "blocks_first", "channels_last", num_threads=num_threads)
+        assert np.array_equal(result, expected)
+        assert np.array_equal(fb.depth_to_space(result, bs, "blocks_first", "channels_last",
+                                                num_threads=num_threads), space)

@@ -452,6 +452,42 @@ def strided_block_case(op: str, order: str, dtype: str, size: str, threads) -> C
     return checked((op, "strided", order, dtype, size, threads), case)
 
 
+# Transposes (fb.transpose): a square 2-D matrix, NCHW <-> NHWC, and a
+# Fortran-order NCHW array into C order (the identity axes).
+TRANSPOSE_PATTERNS = ["2-D", "NCHW->NHWC", "NHWC->NCHW", "fortran->C"]
+
+
+def transpose_case(pattern: str, dtype: str, size: str, threads) -> Case:
+    items = TINY_ITEMS if size == "tiny" else SIZE_BYTES[size] // np.dtype(dtype).itemsize
+    if pattern == "2-D":
+        side = max(1, math.isqrt(items))
+        shape, axes = (side, side), (1, 0)
+    else:
+        side = max(1, math.isqrt(items // 64))
+        shape, axes = (4, 16, side, side), (0, 2, 3, 1)
+        if pattern == "NHWC->NCHW":
+            shape, axes = (4, side, side, 16), (0, 3, 1, 2)
+        elif pattern == "fortran->C":
+            axes = (0, 1, 2, 3)
+    x = cached_input(shape, dtype)
+    if pattern == "fortran->C":
+        x = np.asfortranarray(x)
+        x.flags.writeable = False
+    n_threads = thread_count(threads)
+    result_shape = tuple(shape[a] for a in axes)
+
+    def call(x, out):
+        return fb.transpose(x, axes, out=out, num_threads=n_threads)
+
+    def numpy_way(x, out):
+        np.copyto(out, np.transpose(x, axes))
+        return out
+
+    case = Case(x, result_shape, call, numpy_way,
+                lambda x: np.ascontiguousarray(np.transpose(x, axes)))
+    return checked(("transpose", pattern, dtype, size, threads), case)
+
+
 def tile_case(rank: int, pattern: str, factor: int, dtype: str, size: str, threads) -> Case:
     repeats = tile_repeats(rank, pattern, factor)
     shape = tile_input_shape(rank, repeats, dtype, size)

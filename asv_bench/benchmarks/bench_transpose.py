@@ -1,0 +1,31 @@
+"""fb.transpose at memory speed: a square 2-D matrix, NCHW <-> NHWC, and a
+Fortran-order array into C order (``common.TRANSPOSE_PATTERNS``). These run
+the staged transpose kernel (``fastblock/_transpose.pxi``) or the lane
+transposes; ``track_vs_copy`` is the figure to watch (a copy of the same
+bytes is the floor).
+"""
+from . import common
+
+PARAM_NAMES = ["pattern", "dtype", "size", "threads"]
+PARAMS = [
+    common.TRANSPOSE_PATTERNS,
+    common.grid(["float32", "uint8"], ["uint8", "uint16", "float32", "float64"]),
+    common.grid(["64MiB"], common.SIZES),
+    common.grid(["all"], common.THREADS),
+]
+
+
+class Transpose(common._FastblockBench):
+    param_names = PARAM_NAMES
+    params = PARAMS
+
+    def make_case(self, pattern, dtype, size, threads):
+        return common.transpose_case(pattern, dtype, size, threads)
+
+
+class TransposeNumPy(common._NumpyBench):
+    param_names = PARAM_NAMES[:3]
+    params = PARAMS[:3]
+
+    def make_case(self, pattern, dtype, size):
+        return common.transpose_case(pattern, dtype, size, 1)

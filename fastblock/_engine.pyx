@@ -641,22 +641,26 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # copy that plan is tried first and kept only if it shuffles. 64 MiB,
     # 2 threads, x np.copyto: space_to_depth blocks_first channels_last
     # uint8 C=1 bs=3 1.17 -> 0.64, C=3 bs=2 0.75 -> 0.59, C=3 bs=3 0.72 ->
-    # 0.59, float16 C=1 bs=3 0.66 -> 0.57; depth_to_space of the same
-    # arrays unfolded is a byte-by-byte block (0.73 -> 1.29), and cached
-    # copies (1 MiB) gained nothing.
+    # 0.59, float16 C=1 bs=3 0.66 -> 0.57. Cached copies (1 MiB) gained
+    # nothing. Unfolded depth_to_space of the same arrays is a byte-by-byte
+    # block (0.73 -> 1.29) unless its runs are made to shuffle: that gains
+    # for folds of up to 6 bytes (uint8 C=1 bs=3 1.00 -> 0.72, C=3 bs=2
+    # 0.79 -> 0.67; 9 and 12 bytes lost, 0.54 -> 0.63), and only where the
+    # loop reads each source line in one sweep (5-D, whose bd axis steps 12
+    # bytes outside the h axis: 0.61 -> 0.91).
     if m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
             and itemsize * ext[m - 1] < 16 and not is_register_width(itemsize * ext[m - 1]) \
             and total >= STREAM_MIN_BYTES:
         memcpy(ext_kept, ext, m * sizeof(intp))
         memcpy(ss_kept, ss, m * sizeof(intp))
         memcpy(ds_kept, ds, m * sizeof(intp))
-        plan_kernels(p, m, ext, ss, ds, itemsize, False, dst[0])
-        if p.gather_len and p.shuffle.n_pieces:
+        plan_kernels(p, m, ext, ss, ds, itemsize, False, itemsize * ext[m - 1] <= 6, dst[0])
+        if p.gather_len and p.shuffle.n_pieces and not revisits_source_lines(p):
             return 1
         ext = ext_kept
         ss = ss_kept
         ds = ds_kept
-    plan_kernels(p, m, ext, ss, ds, itemsize, True, dst[0])
+    plan_kernels(p, m, ext, ss, ds, itemsize, True, False, dst[0])
     return 1
 
 
@@ -664,12 +668,26 @@ cdef bint is_register_width(intp width) noexcept nogil:
     return width == 1 or width == 2 or width == 4 or width == 8 or width == 16
 
 
+cdef bint revisits_source_lines(const Plan* p) noexcept nogil:
+    """Whether a loop axis that steps the source by less than a line
+    encloses one that steps farther: the lines it shares are read again a
+    whole sweep of the inner axis later."""
+    cdef int i, j
+    for i in range(p.n_loop):
+        if p.extent[i] > 1 and iabs(p.src_step[i]) < CACHE_LINE:
+            for j in range(i + 1, p.n_loop):
+                if p.extent[j] > 1 and iabs(p.src_step[j]) > iabs(p.src_step[i]):
+                    return True
+    return False
+
+
 cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp itemsize, bint fold,
-                       const char* dst) noexcept nogil:
+                       bint force_shuffles, const char* dst) noexcept nogil:
     """The kernel, its block and the loop over the sorted and merged axes
     (``m`` of them; the arrays are reused): the second half of build_plan.
     ``fold``: fold the innermost axis into the item when it is contiguous
-    on both sides."""
+    on both sides; ``force_shuffles``: gather 1- and 2-byte items by byte
+    shuffles wherever they can build the runs."""
     cdef intp n_tiles_a, n_tiles_b, edge, block_rows, block_items
     cdef LaneShape lane_shape
     cdef bint shuffle_lanes
@@ -740,7 +758,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         # (depth_to_space of a stepped uint8 view [..., ::2], 64 MiB: 2.9 ->
         # 0.68 x np.copyto).
         shuffle_lanes = shuffles_pay(p.total_bytes * p.n_parts) and p.width <= 2 and (
-            lane_shape.lanes == 3 or (a_axis >= 0 and moves_item_by_item(
+            force_shuffles or lane_shape.lanes == 3 or (a_axis >= 0 and moves_item_by_item(
                 block_rows, p.tile_b, ds[a_axis], ds[b_axis], ss[a_axis], ss[b_axis], p.width)))
         if not p.transpose and ((block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN)
                                 or shuffle_lanes):

@@ -405,8 +405,7 @@ def test_odd_folded_items_are_shuffled_unfolded(dtype, bs, byte_shuffles):
     # space_to_depth blocks_first channels_last C=3: (bw, c) is contiguous on
     # both sides, 3*bs items that would fold into one odd-sized item moved
     # item by item. Unfolded, the destination runs of a large copy are
-    # gathered by byte shuffles, where the CPU has them. The round trip
-    # checks depth_to_space of the same arrays, whichever plan it takes.
+    # gathered by byte shuffles, where the CPU has them.
     # Large copies only (8 MiB or more): 1680 x 1680 x 3 bytes, 1200 x 1200 x 3 float16.
     edge = 1680 if dtype == np.uint8 else 1200
     space = (np.arange(edge * edge * 3) % 251).astype(dtype).reshape(1, edge, edge, 3)
@@ -420,8 +419,32 @@ def test_odd_folded_items_are_shuffled_unfolded(dtype, bs, byte_shuffles):
     else:
         assert plan["width"] == 3 * bs * space.itemsize
     expected = np.ascontiguousarray(view).reshape(n, h // bs, w // bs, bs * bs * c)
+    # depth_to_space back: its runs are made to shuffle for folds of up to 6
+    # bytes only.
+    depth_view = expected.reshape(n, h // bs, w // bs, bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
+    plan = _engine.describe(depth_view.shape, depth_view.strides,
+                            np.empty(depth_view.shape, dtype).strides, depth_view.itemsize)
+    if byte_shuffles and 3 * bs * space.itemsize <= 6:
+        assert plan["kernel"] == "gather" and plan["width"] == space.itemsize and plan["shuffled_pieces"] > 0
+    else:
+        assert plan["width"] == 3 * bs * space.itemsize
     for num_threads in (1, 3):
         result = fb.space_to_depth(space, bs, "blocks_first", "channels_last", num_threads=num_threads)
         assert np.array_equal(result, expected)
         assert np.array_equal(fb.depth_to_space(result, bs, "blocks_first", "channels_last",
+                                                num_threads=num_threads), space)
+
+
+def test_unfolded_runs_that_would_read_source_lines_twice_stay_folded(byte_shuffles):
+    # 5-D depth_to_space blocks_first channels_last C=3 bs=2 uint8 (12 MB):
+    # its unfolded, shuffled runs would loop over bd (12 bytes apart in the
+    # source) outside h, reading each source line once per bd a plane
+    # apart; the folded 6-byte items are kept.
+    space = (np.arange(1 * 160 * 160 * 160 * 3) % 251).astype(np.uint8).reshape(1, 160, 160, 160, 3)
+    depth = fb.space_to_depth(space, 2, "blocks_first", "channels_last")
+    view = depth.reshape(1, 80, 80, 80, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3, 6, 7)
+    plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, np.uint8).strides, 1)
+    assert plan["width"] == 6
+    for num_threads in (1, 3):
+        assert np.array_equal(fb.depth_to_space(depth, 2, "blocks_first", "channels_last",
                                                 num_threads=num_threads), space)

@@ -34,10 +34,11 @@ How a copy is run:
    through a table of source offsets (gather mode), by SSSE3 byte shuffles
    for 1- and 2-byte items where the CPU has them (``_shuffle.pxi``).
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
-   odometer (a transpose's in source order instead). Its linear range is cut into chunks that the OpenMP threads take
-   as they come free (dynamic schedule: on a busy machine a thread that is
-   not scheduled does not hold the others up), each chunk writing its own
-   part of the destination. Small copies run on the calling thread alone.
+   odometer (a transpose's runs in source order instead). Its linear range
+   is cut into chunks that the OpenMP threads take as they come free
+   (dynamic schedule: on a busy machine a thread that is not scheduled does
+   not hold the others up), each chunk writing its own part of the
+   destination. Small copies run on the calling thread alone.
    A copy given in several parts (fixed offsets: space_to_batch's plans)
    runs every part of a block before the next block.
 4. *Stream.* A copy of 8 MiB or more into memory that is already resident
@@ -665,6 +666,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
 
 
 cdef bint is_register_width(intp width) noexcept nogil:
+    """Whether items of ``width`` bytes move as one load and store."""
     return width == 1 or width == 2 or width == 4 or width == 8 or width == 16
 
 

@@ -17,7 +17,9 @@
 # items at a time (G = 16 / item bytes: 16 bytes, 8 two-byte items, 4
 # float32, 2 float64) into SSE2 registers, transposed by unpacks, and each
 # register stored as 16 bytes of one destination row. Other item sizes, and
-# the block's edges, go item by item.
+# the block's edges, go item by item. When the destination streams, the
+# tiles that fill whole lines of their rows store them by streaming stores
+# (the rest as usual); the plan walks the blocks in source order.
 
 cdef extern from *:
     """

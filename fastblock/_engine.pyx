@@ -26,8 +26,8 @@ How a copy is run:
    the destination's, each cut into tiles that fit in L1 so that whole
    cache lines are read and written; source runs far apart are first
    copied into a buffer, and the block goes out in SSE2 register tiles
-   (staged transposes, ``_transpose.pxi``). Otherwise the other kernel axis is the next
-   destination axis. When that block would be tiny (depth_first with
+   (staged transposes, ``_transpose.pxi``). Otherwise the other kernel
+   axis is the next destination axis. When that block would be tiny (depth_first with
    channels last moves bs x C items at a time) or is three lanes of 1- or
    2-byte items that the lane transposes do not take, the kernel instead
    writes rows of up to 512 contiguous destination items, each read
@@ -116,6 +116,11 @@ cdef inline intp imin(intp a, intp b) noexcept nogil:
 
 cdef inline intp imax(intp a, intp b) noexcept nogil:
     return a if a > b else b
+
+
+cdef inline bint is_register_width(intp width) noexcept nogil:
+    """Whether items of ``width`` bytes move as one load and store."""
+    return width == 1 or width == 2 or width == 4 or width == 8 or width == 16
 
 
 include "_shuffle.pxi"
@@ -290,7 +295,7 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     # gathered rows they would replace (5-D depth_to_space blocks_first
     # channels_last C=3 bs=4 float16, 6-byte items in 16 rows: 0.67 against
     # 0.99).
-    if a_in > 1 and not (w == 1 or w == 2 or w == 4 or w == 8 or w == 16):
+    if a_in > 1 and not is_register_width(w):
         return False
     axes_offsets(p.gather, b_in * tile_b, b_in, b_axes, n_b_axes - 1, ext, ss, ss[b])
     # Items of several destination axes in fewer than 32 rows of 2- to
@@ -663,11 +668,6 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         ds = ds_kept
     plan_kernels(p, m, ext, ss, ds, itemsize, True, False, dst[0])
     return 1
-
-
-cdef bint is_register_width(intp width) noexcept nogil:
-    """Whether items of ``width`` bytes move as one load and store."""
-    return width == 1 or width == 2 or width == 4 or width == 8 or width == 16
 
 
 cdef bint revisits_source_lines(const Plan* p) noexcept nogil:

@@ -36,6 +36,30 @@ def _plan(view: np.ndarray) -> dict:
     return _engine.describe(view.shape, view.strides, dst.strides, view.itemsize)
 
 
+SENTINEL = 0xA5
+
+
+def _out_between_sentinels(shape, dtype, shift: int):
+    """A result array ``shift`` bytes past a cache line inside a buffer of
+    sentinel bytes: ``(buffer, start, out)``."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    buffer = np.full(nbytes + 256, SENTINEL, np.uint8)
+    start = (-buffer.ctypes.data) % 64 + shift
+    return buffer, start, buffer[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _sentinels_intact(buffer: np.ndarray, start: int, nbytes: int) -> bool:
+    return bool((buffer[:start] == SENTINEL).all() and (buffer[start + nbytes:] == SENTINEL).all())
+
+
+@pytest.fixture
+def streaming_everything():
+    """Streaming stores for copies of every size."""
+    before = _engine.set_streaming(True, 0)
+    yield
+    _engine.set_streaming(*before)
+
+
 @pytest.mark.parametrize("width", TILE_WIDTHS)
 @pytest.mark.parametrize("shape", [(8, 6, 40, 36), (5, 7, 37, 45), (8, 3, 129, 40)])
 @pytest.mark.parametrize("num_threads", [1, 3])
@@ -82,9 +106,7 @@ def test_block_ops_of_fortran_order_inputs(dtype, mode, bs, streaming):
         for source, op, ref in ((space, fb.space_to_depth, space_to_depth_ref),
                                 (depth, fb.depth_to_space, depth_to_space_ref)):
             expected = ref(source, bs, mode)
-            buffer = np.zeros(expected.nbytes + 128, np.uint8)
-            start = (-buffer.ctypes.data) % 64 + 16
-            out = buffer[start:start + expected.nbytes].view(dtype).reshape(expected.shape)
+            _, _, out = _out_between_sentinels(expected.shape, dtype, 16)
             op(source, bs, mode, out=out, num_threads=num_threads)
             assert np.array_equal(out, expected)
 
@@ -133,40 +155,34 @@ def test_runs_side_by_side_are_read_in_place():
 @pytest.mark.parametrize("shift", [0, 16, 48])
 @pytest.mark.parametrize("shape, width", [((8, 8, 32, 64), 1), ((8, 8, 32, 64), 4),
                                           ((8, 8, 16, 256), 4), ((4, 4, 8, 200), 8)])
-def test_streamed_rows_write_exactly_the_destination(shape, width, shift):
-    # Streaming on for every size; the result is a view `shift` bytes past
-    # a line in a buffer of sentinels, which must survive. The rows (N and
-    # C) are far apart, so their whole lines stream; where a row takes
-    # several tiles, the first is short so that the others start on a line.
-    before = _engine.set_streaming(True, 0)
-    try:
-        x = np.asfortranarray(_values(shape, width))
-        nbytes = x.nbytes
-        buffer = np.full(nbytes + 256, 0xA5, np.uint8)
-        start = (-buffer.ctypes.data) % 64 + shift
-        out = buffer[start:start + nbytes].view(x.dtype).reshape(x.shape)
-        plan = _engine.describe(x.shape, x.strides, out.strides, width, out)
-        assert plan["kernel"] == "transpose" and plan["streams"]
-        short = plan["first_tile_short_by"]
-        if plan["row_items"] < shape[-1]:
-            first_tile = plan["row_items"] - short
-            assert (out.ctypes.data + first_tile * width) % 64 == 0
-        else:
-            assert short == 0
-        for num_threads in (1, 3):
-            out[...] = np.zeros((), x.dtype)
-            fb.transpose(x, (0, 1, 2, 3), out=out, num_threads=num_threads)
-            assert _same(out, x)
-        assert (buffer[:start] == 0xA5).all() and (buffer[start + nbytes:] == 0xA5).all()
-    finally:
-        _engine.set_streaming(*before)
+def test_streamed_rows_write_exactly_the_destination(shape, width, shift, streaming_everything):
+    # The result is a view `shift` bytes past a line in a buffer of
+    # sentinels, which must survive. The rows (N and C) are far apart, so
+    # their whole lines stream; where a row takes several tiles, the first
+    # is short so that the others start on a line.
+    x = np.asfortranarray(_values(shape, width))
+    buffer, start, out = _out_between_sentinels(x.shape, x.dtype, shift)
+    plan = _engine.describe(x.shape, x.strides, out.strides, width, out)
+    assert plan["kernel"] == "transpose" and plan["streams"]
+    short = plan["first_tile_short_by"]
+    if plan["row_items"] < shape[-1]:
+        first_tile = plan["row_items"] - short
+        assert (out.ctypes.data + first_tile * width) % 64 == 0
+    else:
+        assert short == 0
+    for num_threads in (1, 3):
+        out[...] = np.zeros((), x.dtype)
+        fb.transpose(x, (0, 1, 2, 3), out=out, num_threads=num_threads)
+        assert _same(out, x)
+    assert _sentinels_intact(buffer, start, x.nbytes)
 
 
 @pytest.mark.skipif(not _engine.streams_available(), reason="this build has no streaming stores")
 @pytest.mark.parametrize("shift", [0, 16, 48, 8])
 @pytest.mark.parametrize("shape, width", [((320, 500), 4), ((300, 500), 4), ((320, 520), 1),
                                           ((128, 300), 8), ((256, 256), 2), ((130, 70), 16)])
-def test_streamed_two_d_transposes_write_exactly_the_destination(shape, width, shift):
+def test_streamed_two_d_transposes_write_exactly_the_destination(shape, width, shift,
+                                                                streaming_everything):
     # Rows side by side in the destination: the register tiles stream the
     # lines they fill whole, the rest go by ordinary stores. Where the rows
     # are whole lines and 16-byte aligned, the first tile of each row is
@@ -174,25 +190,18 @@ def test_streamed_two_d_transposes_write_exactly_the_destination(shape, width, s
     # start elsewhere in a line, and a shift of 8 bytes aligns none (the
     # tiles that cannot stream store as usual). Sentinels around the result
     # must survive.
-    before = _engine.set_streaming(True, 0)
-    try:
-        x = _values(shape, width)
-        nbytes = x.nbytes
-        buffer = np.full(nbytes + 256, 0xA5, np.uint8)
-        start = (-buffer.ctypes.data) % 64 + shift
-        out = buffer[start:start + nbytes].view(x.dtype).reshape(shape[::-1])
-        plan = _engine.describe(out.shape, x.T.strides, out.strides, width, out)
-        assert plan["kernel"] == "transpose" and plan["streams"]
-        short = plan["first_tile_short_by"]
-        if width < 16 and shift % 16 == 0 and shape[0] * width % 64 == 0:
-            assert (out.ctypes.data + (plan["row_items"] - short) * width) % 64 == 0
-        for num_threads in (1, 3):
-            out[...] = np.zeros((), x.dtype)
-            fb.transpose(x, (1, 0), out=out, num_threads=num_threads)
-            assert _same(out, x.T)
-        assert (buffer[:start] == 0xA5).all() and (buffer[start + nbytes:] == 0xA5).all()
-    finally:
-        _engine.set_streaming(*before)
+    x = _values(shape, width)
+    buffer, start, out = _out_between_sentinels(shape[::-1], x.dtype, shift)
+    plan = _engine.describe(out.shape, x.T.strides, out.strides, width, out)
+    assert plan["kernel"] == "transpose" and plan["streams"]
+    short = plan["first_tile_short_by"]
+    if width < 16 and shift % 16 == 0 and shape[0] * width % 64 == 0:
+        assert (out.ctypes.data + (plan["row_items"] - short) * width) % 64 == 0
+    for num_threads in (1, 3):
+        out[...] = np.zeros((), x.dtype)
+        fb.transpose(x, (1, 0), out=out, num_threads=num_threads)
+        assert _same(out, x.T)
+    assert _sentinels_intact(buffer, start, x.nbytes)
 
 
 def _d2s_source_view(depth: np.ndarray, bs: int) -> np.ndarray:

@@ -8,12 +8,7 @@ floor).
 from . import common
 
 PARAM_NAMES = ["input_order", "dtype", "size", "threads"]
-PARAMS = [
-    common.INPUT_ORDERS,
-    common.grid(["float32", "uint8"], ["uint8", "uint16", "float32", "float64"]),
-    common.grid(["64MiB"], common.SIZES),
-    common.grid(["all"], common.THREADS),
-]
+PARAMS = common.speed_params(common.INPUT_ORDERS)
 
 
 class SpaceToDepthStrided(common._FastblockBench):

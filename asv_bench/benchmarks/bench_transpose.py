@@ -7,12 +7,7 @@ bytes is the floor).
 from . import common
 
 PARAM_NAMES = ["pattern", "dtype", "size", "threads"]
-PARAMS = [
-    common.TRANSPOSE_PATTERNS,
-    common.grid(["float32", "uint8"], ["uint8", "uint16", "float32", "float64"]),
-    common.grid(["64MiB"], common.SIZES),
-    common.grid(["all"], common.THREADS),
-]
+PARAMS = common.speed_params(common.TRANSPOSE_PATTERNS)
 
 
 class Transpose(common._FastblockBench):

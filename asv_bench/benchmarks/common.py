@@ -410,6 +410,18 @@ def block_case(op: str, mode: str, layout: str, rank: int, block_size: int, dtyp
     return checked((op, mode, layout, rank, block_size, dtype, size, threads), case)
 
 
+def speed_params(first):
+    """Parameters of the speed benchmarks that vary one thing (``first``)
+    beside item size, size and threads: float32 and uint8, 64 MiB, every
+    core by default; every value under FASTBLOCK_ASV_FULL."""
+    return [
+        list(first),
+        grid(["float32", "uint8"], ["uint8", "uint16", "float32", "float64"]),
+        grid(["64MiB"], SIZES),
+        grid(["all"], THREADS),
+    ]
+
+
 # Strided inputs: the same values, read from another memory order.
 # contiguous: the reference; fortran: np.asfortranarray; channels_last_view:
 # an NHWC array transposed to NCHW; stepped_inner: every other item of a

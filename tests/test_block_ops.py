@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
 
 MODES = ["blocks_first", "depth_first", "DCR", "CRD", "dcr", "crd"]
@@ -155,12 +156,15 @@ def test_nchw_vect_c_depth_first_through_planes(op_name, bs, dtype, num_threads)
     planes in blocks of rows: enough rows here for several blocks and a
     shorter last one, two batch items, several groups, a strided input."""
     op, ref = OPS[op_name]
-    groups, h, w = 2, 29, 101
+    itemsize = np.dtype(dtype).itemsize
+    # Rows of about 12 per block: blocks of 12, 12 and 5 rows.
+    groups, h = 2, 29
+    w = _engine.VECT_C_SCRATCH_BYTES // (4 * bs * bs * itemsize * 12)
     if op_name == "space_to_depth":
         shape = (2, groups, bs * h, bs * w, 4)
     else:
         shape = (2, groups * bs * bs, h, w, 4)
-    raw = np.random.default_rng(bs).integers(0, 256, (*shape, np.dtype(dtype).itemsize), np.uint8)
+    raw = np.random.default_rng(bs).integers(0, 256, (*shape, itemsize), np.uint8)
     x = raw.view(np.dtype(dtype)).reshape(shape)
     expected = ref(x, bs, "depth_first", "NCHW_VECT_C")
     _check(op(x, bs, "depth_first", "NCHW_VECT_C", num_threads=num_threads), expected)

@@ -97,6 +97,8 @@ cdef intp MIN_BLOCK_BYTES = 2 * 1024
 cdef intp PARALLEL_MIN_BYTES = 256 * 1024
 # Chunks per thread: a little slack for uneven chunks.
 cdef intp CHUNKS_PER_THREAD = 4
+# Copies from this many bytes try their 3-byte folds unfolded (build_plan).
+cdef intp UNFOLD_THREE_MIN_BYTES = 256 * 1024
 # A kernel block below this many bytes pays more for its call and dispatch
 # than for its items: the plan then gathers whole destination runs instead.
 cdef intp SMALL_BLOCK_BYTES = 1024
@@ -587,7 +589,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp* ext = ext_given
     cdef intp* ss = ss_given
     cdef intp* ds = ds_given
-    cdef intp te, ts, td, total, reach = 0
+    cdef intp te, ts, td, total, fold_bytes, reach = 0
     cdef int m = 0, i, k
 
     total = itemsize
@@ -654,13 +656,19 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # 0.79 -> 0.67; 9 and 12 bytes lost, 0.54 -> 0.63), and only where the
     # loop reads each source line in one sweep (5-D, whose bd axis steps 12
     # bytes outside the h axis: 0.61 -> 0.91).
+    # A 3-byte item costs most per byte (two 2-byte copies), and copies in
+    # cache gain too (1 MiB, one thread, x np.copyto in cache: space_to_depth
+    # channels_last uint8 C=1 bs=3 5.1 -> 3.5, depth_to_space 4.2 -> 3.2;
+    # 256 KiB 7.2 -> 5.8; 64 KiB even). Wider folds in cache lose (C=3 bs=2
+    # 2.7 -> 3.3, C=1 bs=5 3.1 -> 3.7).
+    fold_bytes = itemsize * ext[m - 1] if m >= 1 else 0
     if m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
-            and itemsize * ext[m - 1] < 16 and not is_register_width(itemsize * ext[m - 1]) \
-            and total >= STREAM_MIN_BYTES:
+            and fold_bytes < 16 and not is_register_width(fold_bytes) \
+            and (total >= STREAM_MIN_BYTES or (fold_bytes == 3 and total >= UNFOLD_THREE_MIN_BYTES)):
         memcpy(ext_kept, ext, m * sizeof(intp))
         memcpy(ss_kept, ss, m * sizeof(intp))
         memcpy(ds_kept, ds, m * sizeof(intp))
-        plan_kernels(p, m, ext, ss, ds, itemsize, False, itemsize * ext[m - 1] <= 6, dst[0])
+        plan_kernels(p, m, ext, ss, ds, itemsize, False, fold_bytes <= 6, dst[0])
         if p.gather_len and p.shuffle.n_pieces and not revisits_source_lines(p):
             return 1
         ext = ext_kept

@@ -448,3 +448,28 @@ def test_unfolded_runs_that_would_read_source_lines_twice_stay_folded(byte_shuff
     for num_threads in (1, 3):
         assert np.array_equal(fb.depth_to_space(depth, 2, "blocks_first", "channels_last",
                                                 num_threads=num_threads), space)
+
+
+@pytest.mark.parametrize("channels, bs", [(1, 3), (3, 2)])
+def test_three_byte_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs, byte_shuffles):
+    # space_to_depth channels_last uint8 of about 1 MiB (below the 8 MiB of
+    # test_odd_folded_items_are_shuffled_unfolded): (bw, c) folds into
+    # channels * bs bytes. Only 3-byte items, the costliest per byte, are
+    # unfolded into shuffled gathers at this size; 6-byte ones stay folded.
+    edge = 600 // channels
+    space = (np.arange(edge * edge * 3 * channels) % 251).astype(np.uint8).reshape(1, 3 * edge, edge, channels)
+    n, h, w, c = space.shape
+    s = space.strides
+    view = np.lib.stride_tricks.as_strided(space, (n, h // bs, w // bs, bs, bs, c),
+                                           (s[0], bs * s[1], bs * s[2], s[1], s[2], s[3]))
+    plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, np.uint8).strides, 1)
+    if byte_shuffles and c * bs == 3:
+        assert plan["kernel"] == "gather" and plan["width"] == 1 and plan["shuffled_pieces"] > 0
+    else:
+        assert plan["width"] == c * bs
+    expected = np.ascontiguousarray(view).reshape(n, h // bs, w // bs, bs * bs * c)
+    for num_threads in (1, 3):
+        result = fb.space_to_depth(space, bs, "blocks_first", "channels_last", num_threads=num_threads)
+        assert np.array_equal(result, expected)
+        assert np.array_equal(fb.depth_to_space(result, bs, "blocks_first", "channels_last",
+                                                num_threads=num_threads), space)

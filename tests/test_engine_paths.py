@@ -473,3 +473,37 @@ def test_three_byte_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs,
         assert np.array_equal(result, expected)
         assert np.array_equal(fb.depth_to_space(result, bs, "blocks_first", "channels_last",
                                                 num_threads=num_threads), space)
+
+
+@pytest.mark.parametrize("short_by", [0, 3, None])
+@pytest.mark.parametrize("interleave, width, lanes", [
+    (False, 1, 17), (False, 1, 64), (False, 2, 9), (False, 2, 12), (False, 2, 40),
+    (False, 4, 9), (False, 4, 12), (False, 4, 64),
+    (True, 1, 17), (True, 1, 64), (True, 2, 12), (True, 4, 9), (True, 4, 64),
+    (True, 8, 9), (True, 8, 32),
+])
+def test_lanes_a_power_of_two_apart_move_a_line_at_a_time(interleave, width, lanes, short_by,
+                                                            byte_shuffles):
+    # More than 8 lanes 8 KiB apart (their lines share cache sets) take the
+    # line-at-a-time order: split (pixels -> lanes; the lanes are rows of
+    # an out= view) or interleave (of a source view), padded (lanes not a
+    # multiple of a register's items) or not, runs of whole register groups
+    # or ending in a partial one (short_by; None: 37 pixels).
+    row = 8192 // width
+    pixels = 37 if short_by is None else row - short_by
+    lanes_buffer = _values((2, lanes, row), width)
+    if interleave:
+        x = lanes_buffer[:, :, :pixels]
+        out = np.zeros((2, pixels, lanes), x.dtype)
+    else:
+        x = np.ascontiguousarray(_values((2, pixels, lanes), width))
+        out = lanes_buffer[:, :, :pixels]
+    view = x.transpose(0, 2, 1)
+    expected = np.ascontiguousarray(view)
+    plan = _engine.describe(view.shape, view.strides, out.strides, width)
+    if byte_shuffles:
+        assert plan["kernel"] == "lanes" and plan["lanes"] == lanes
+    for num_threads in (1, 2):
+        out[...] = np.zeros(1, out.dtype)
+        fb.transpose(x, (0, 2, 1), out=out, num_threads=num_threads)
+        assert _same(out, expected)

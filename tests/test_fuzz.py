@@ -226,7 +226,8 @@ def _add_out(draw, case: Case, result_shape, dtype, rng, clean=False):
         out_step = draw(st.sampled_from([1, 2, -1, -2, 3]))
         nx, no = x.size, math.prod(shape)
         x_off = draw(st.integers(0, 3))
-        out_off = draw(st.sampled_from([0, 1, 2, x_off + 1, x_off + (nx - 1) * abs(x_step) + 1,
+        # One past x's last item (x_off + 1 for an empty x: never negative).
+        out_off = draw(st.sampled_from([0, 1, 2, x_off + 1, x_off + max(nx - 1, 0) * abs(x_step) + 1,
                                         x_off + nx * abs(x_step) // 2]))
         length = max(x_off + max(nx - 1, 0) * abs(x_step) + 1,
                      out_off + max(no - 1, 0) * abs(out_step) + 1)

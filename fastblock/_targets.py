@@ -12,13 +12,21 @@ interleaved with the case (medians), so that machine noise hits both:
 5. strided input (a stepped view, Fortran order) / the same contiguous input
    (target <= 1.3);
 6. peak memory of a call / the result's size (``tracemalloc``; target 1.0).
+
+Target 1 is stated as "<= 0.65 (that is >= 85 % of a two-thread copy)": the
+two agree where a two-thread copy takes 0.55 of a one-thread one, as on the
+Xeon the targets were set on. On other machines they differ (the 2-core AMD
+EPYC CI machine of 2026-11: 0.70 to 0.89), so the report first measures this
+machine's floors (:func:`machine_floors`) and gives target 1 both ways.
 """
 from __future__ import annotations
 
 import itertools
+import platform
 import sys
+import threading
 import tracemalloc
-from typing import Callable, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple
 
 import numpy as np
 
@@ -82,6 +90,48 @@ def _large_cases() -> List[Case]:
     return cases
 
 
+def cpu_name() -> str:
+    """The processor's model name (``/proc/cpuinfo`` where there is one)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            fields = dict(line.split(":", 1) for line in info if ":" in line)
+    except OSError:
+        fields = {}
+    name = fields.get("model name\t", "").strip()
+    family = fields.get("cpu family\t", "").strip()
+    model = fields.get("model\t\t", "").strip()
+    if name and family:
+        name += f" (family {family}, model {model})"
+    return name or platform.processor() or platform.machine() or "unknown"
+
+
+def two_thread_copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``np.copyto(dst, src)`` of two 1-D byte arrays, each half by its own
+    thread (NumPy releases the GIL while it copies)."""
+    half = src.size // 2
+    helper = threading.Thread(target=np.copyto, args=(dst[:half], src[:half]))
+    helper.start()
+    np.copyto(dst[half:], src[half:])
+    helper.join()
+
+
+def machine_floors(nbytes: int = LARGE, rounds: int = 7) -> Dict[str, float]:
+    """What plain copies of ``nbytes`` cost on this machine, each over a
+    one-thread ``np.copyto`` between preallocated, touched arrays (medians
+    of interleaved runs): ``two_thread_copy``, ``fastblock_copy`` (the
+    engine's own contiguous copy, default threads: streamed when large) and
+    ``fresh_copy`` (``x.copy()``, the reference of target 2)."""
+    src = np.ones(nbytes, np.uint8)
+    dst = np.zeros(nbytes, np.uint8)
+    t = interleaved_medians({
+        "copy": lambda: np.copyto(dst, src),
+        "two_thread_copy": lambda: two_thread_copy(dst, src),
+        "fastblock_copy": lambda: fb.transpose(src, (0,), out=dst),
+        "fresh_copy": lambda: src.copy(),
+    }, rounds=rounds)
+    return {name: seconds / t["copy"] for name, seconds in t.items() if name != "copy"}
+
+
 def _ratio_rows(cases: List[Case], rounds: int) -> List[tuple]:
     rows = []
     for step, case in enumerate(cases, 1):
@@ -108,6 +158,12 @@ def _mark(ok: bool) -> str:
 
 def report() -> None:
     print(f"Targets (threads: {fb.get_num_threads()}); ratios of medians, interleaved runs")
+    floors = machine_floors()
+    two_thread_bound = floors["two_thread_copy"] / 0.85
+    print(f"\n0. This machine: {cpu_name()}, {fb.get_num_threads()} threads. Plain copies of 64 MiB "
+          "/ a one-thread np.copyto:")
+    print(f"  two-thread np.copyto {floors['two_thread_copy']:.2f}; fastblock's contiguous copy "
+          f"{floors['fastblock_copy']:.2f}; x.copy() (new pages) {floors['fresh_copy']:.2f}")
     large = _ratio_rows(_large_cases(), rounds=5)
     print("\n1-2. Large (64 MiB results): out=/copy (target <= 0.65), new/x.copy() (target <= 1.0)")
     for label, out_ratio, new_ratio, _ in large:
@@ -116,6 +172,8 @@ def report() -> None:
     worst = max(r[1] for r in large)
     print(f"  worst out=/copy {worst:.2f}; median {np.median([r[1] for r in large]):.2f}; "
           f"met {sum(r[1] <= 0.65 for r in large)}/{len(large)}")
+    print(f"  at >= 85 % of this machine's two-thread copy (out=/copy <= {two_thread_bound:.2f}): "
+          f"met {sum(r[1] <= two_thread_bound for r in large)}/{len(large)}")
 
     cached_cases = [
         _block_case("d2s", "blocks_first", "channels_first", 16, 2, np.float32, CACHED),

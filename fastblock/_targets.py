@@ -16,7 +16,7 @@ interleaved with the case (medians), so that machine noise hits both:
 Target 1 is stated as "<= 0.65 (that is >= 85 % of a two-thread copy)": the
 two agree where a two-thread copy takes 0.55 of a one-thread one, as on the
 Xeon the targets were set on. On other machines they differ (the 2-core AMD
-EPYC CI machine of 2026-11: 0.70 to 0.89), so the report first measures this
+EPYC CI machine of 2026-11: 0.66 to 0.89), so the report first measures this
 machine's floors (:func:`machine_floors`) and gives target 1 both ways.
 """
 from __future__ import annotations

@@ -31,9 +31,9 @@
 # stores 42.0, plain memcpy per span 4.83. So masked ends are the right
 # choice there too; a line mixing both kinds of store is the cost to avoid.
 # There, 39 of the 69 target-1 cases ran faster unstreamed (two threads),
-# by up to 0.24 x np.copyto, 0.10 or more in 10; their one-thread cost does
-# not tell them from the 30 that gain (1.21-1.86 x np.copyto against
-# 0.61-1.83), so no rule for that machine has been derived yet.
+# by up to 0.24 x np.copyto, 0.10 or more in 10; 28 gained and 2 were even.
+# Their one-thread cost does not tell the two groups apart (0.54-2.35 x
+# np.copyto against 0.52-2.72), so no rule for that machine is derived yet.
 
 cdef extern from *:
     """

@@ -23,6 +23,14 @@ def test_machine_floors_are_positive_ratios():
     assert all(np.isfinite(v) and v > 0 for v in floors.values())
 
 
-def test_cpu_name_is_a_description():
+def test_cpu_name_is_the_processor_model():
     name = _targets.cpu_name()
     assert isinstance(name, str) and name.strip() == name and name
+    try:
+        with open("/proc/cpuinfo") as info:
+            models = [line.split(":", 1)[1].strip() for line in info
+                      if line.startswith("model name")]
+    except OSError:
+        models = []
+    if models:
+        assert name.startswith(models[0])

@@ -362,8 +362,8 @@ def test_pieces_with_like_window_counts_run_without_dispatch(byte_shuffles):
     assert _same(fb.transpose(x, axes), np.ascontiguousarray(np.transpose(x, axes)))
 
 
-@pytest.mark.parametrize("width", [1, 2, 3, 5, 6, 7, 8, 12, 15, 16, 24])
-@pytest.mark.parametrize("count", [2, 15, 16, 17, 48, 100])
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24])
+@pytest.mark.parametrize("count", [2, 15, 16, 17, 21, 33, 48, 100])
 def test_short_items_repeated_along_a_row(width, count, byte_shuffles):
     # Tile with the repeat innermost: rows of one item repeated, written as
     # whole registers of the row's period (lcm(width, 16) bytes) where the

@@ -31,8 +31,9 @@ How a copy is run:
    channels last moves bs x C items at a time) or is three lanes of 1- or
    2-byte items that the lane transposes do not take, the kernel instead
    writes rows of up to 512 contiguous destination items, each read
-   through a table of source offsets (gather mode), by SSSE3 byte shuffles
-   for 1- and 2-byte items where the CPU has them (``_shuffle.pxi``).
+   through a table of source offsets (gather mode), by byte shuffles for
+   1- and 2-byte items where the CPU has them (16-byte pieces with SSSE3,
+   64-byte pieces with AVX-512 VBMI; ``_shuffle.pxi``).
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer (a transpose's runs in source order instead). Its linear range
    is cut into chunks that the OpenMP threads take as they come free
@@ -958,7 +959,7 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
         transpose_block(dst, src, size_a * p.a_in, size_b * p.b_in, offsets, p.gather, p.width,
                         p.transpose_staged, p.transpose_streams)
     elif p.gather_len and program.n_pieces:
-        shuffle_rows(program, dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
+        shuffle_rows(program, dst, src, size_a, dst_a, p.src_a)
     elif p.gather_len:
         gather_rows(dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
     elif p.lanes.n_lanes:
@@ -1189,7 +1190,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     a transpose's destination rows and their items), ``last_row_items``
     (the shorter run of a ragged split, else None), ``uniform_windows``
     (windows in every shuffled piece, 0 when they differ),
-    ``shuffled_pieces`` (16-byte pieces of the run built by byte shuffles),
+    ``shuffled_pieces`` (pieces of the run built by byte shuffles, each of
+    ``shuffle_piece_bytes`` bytes: 16, or 64 with AVX-512 VBMI),
     ``loop`` (the outer loop's extents, outermost first, and
     ``loop_source_steps`` their source steps in bytes), ``streams`` (whether the
     destination is streamed: only for a ``dst_array`` whose data the copy
@@ -1222,6 +1224,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "last_row_items": plan.gather_tail_len if plan.ragged_loop >= 0 else None,
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
+        "shuffle_piece_bytes": plan.shuffle.piece_bytes if plan.gather_len and plan.shuffle.n_pieces else 0,
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
         "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),
         "streams": bool(plan.stream),

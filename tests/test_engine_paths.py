@@ -18,13 +18,17 @@ import pytest
 import fastblock as fb
 from fastblock import _engine
 
-@pytest.fixture(params=["shuffles", "item loop"], autouse=True)
+@pytest.fixture(params=["64-byte shuffles", "16-byte shuffles", "item loop"], autouse=True)
 def byte_shuffles(request):
-    """Run every test with the byte shuffles (where the CPU has them) and
-    with the portable item-by-item gather."""
+    """Run every test with the byte shuffles of 64-byte pieces (AVX-512 VBMI)
+    and of 16-byte pieces (SSSE3), where the CPU has them, and with the
+    portable item-by-item gather."""
+    if request.param == "64-byte shuffles" and not _engine.shuffles_available(wide=True):
+        pytest.skip("this CPU has no AVX-512 VBMI (the 16-byte shuffles run instead)")
     # Shuffles for copies of any size, so that the small inputs here reach them.
-    before = _engine.set_shuffles(request.param == "shuffles", 0)
-    yield request.param == "shuffles" and _engine.shuffles_available()
+    before = _engine.set_shuffles(request.param != "item loop", 0,
+                                  wide=request.param == "64-byte shuffles")
+    yield request.param != "item loop" and _engine.shuffles_available()
     _engine.set_shuffles(*before)
 
 
@@ -360,6 +364,39 @@ def test_pieces_with_like_window_counts_run_without_dispatch(byte_shuffles):
     assert plan["uniform_windows"] == (2 if byte_shuffles else 0)
     x = _values(shape, 1)
     assert _same(fb.transpose(x, axes), np.ascontiguousarray(np.transpose(x, axes)))
+
+
+@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("pixels", [6, 11, 16, 32, 43, 85])
+@pytest.mark.parametrize("channels", [3, 5])
+def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, request,
+                                                     byte_shuffles):
+    # space_to_depth depth_first, channels_last, bs 2: pixel rows of
+    # 2 * pixels * 2 * channels items gathered from two source rows. Runs
+    # that are not whole pieces end with a piece overlapping the one before
+    # it; runs or source spans shorter than a piece gather item by item.
+    shape, axes = (6, 2, pixels, 2, channels), (0, 2, 4, 1, 3)
+    plan = _plan(shape, axes, width)
+    run_bytes = plan["row_items"] * width
+    if not byte_shuffles:
+        piece = 0
+    elif "64-byte" in request.node.callspec.id and run_bytes >= 64:
+        piece = 64
+    else:
+        piece = 16 if run_bytes >= 16 else 0
+    assert plan["kernel"] == "gather"
+    assert plan["shuffle_piece_bytes"] == piece
+    assert plan["shuffled_pieces"] == (-(-run_bytes // piece) if piece else 0)
+    x = _values(shape, width)
+    expected = np.ascontiguousarray(np.transpose(x, axes))
+    # The rows end a buffer, so a write past a run's end would show.
+    buffer = np.zeros(expected.nbytes + 64, np.uint8)
+    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
+    for num_threads in (1, 2):
+        out[...] = np.zeros(1, out.dtype)
+        fb.transpose(x, axes, out=out, num_threads=num_threads)
+        assert _same(out, expected)
+    assert not buffer[expected.nbytes:].any()
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24])

@@ -618,7 +618,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
     p.stream = n_parts == 1 and streams_pay(imax(total, whole_bytes), dst[0], dst[0] + reach + itemsize)
     if p.stream:
-        p.block_bytes = STAGE_BYTES
+        p.block_bytes = STREAM_BLOCK_BYTES
 
     # Sort by destination step, largest first (insertion sort: m is small).
     for i in range(1, m):

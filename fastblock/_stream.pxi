@@ -23,7 +23,8 @@
 #
 # Streaming stores need 16-byte aligned addresses: a row's first bytes up to
 # a 64-byte boundary, and its last partial line, are copied by memcpy. They
-# are also weakly ordered: every thread fences after its last one.
+# are also weakly ordered: every thread fences after its last one. Where the
+# CPU has AVX (checked at run time), whole lines go by 32-byte stores.
 #
 # On the 2-core AMD EPYC (Zen 4, family 25 model 17) CI machine, a C model of
 # 64 MiB streamed in adjacent 486-byte spans, one thread: masked ends 3.78 ms,
@@ -42,6 +43,33 @@ cdef extern from *:
     #if defined(__SSE2__)
     #include <emmintrin.h>
     #define FB_STREAM_BUILT 1
+    /* Whether fb_stream_copy streams whole lines by 32-byte AVX stores. */
+    static int fb_stream_avx = 0;
+    #if defined(__GNUC__) || defined(__clang__)
+    #include <immintrin.h>
+    static int fb_cpu_can_stream_avx(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx");
+    }
+    /* Whole lines from dst + i (a line start) by 32-byte streaming stores;
+       returns where it stopped. */
+    __attribute__((target("avx")))
+    static Py_ssize_t fb_stream_lines_avx(char *dst, const char *src, Py_ssize_t n, Py_ssize_t i) {
+        for (; i + 64 <= n; i += 64) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+            _mm256_stream_si256((__m256i *)(dst + i), a);
+            _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        }
+        return i;
+    }
+    #else
+    static int fb_cpu_can_stream_avx(void) { return 0; }
+    static Py_ssize_t fb_stream_lines_avx(char *dst, const char *src, Py_ssize_t n, Py_ssize_t i) {
+        (void)dst; (void)src; (void)n;
+        return i;
+    }
+    #endif
     /* Bytes k with lo <= k < hi of a 16-byte mask set (0x80: store). */
     static inline __m128i fb_byte_mask(int lo, int hi) {
         const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -67,6 +95,8 @@ cdef extern from *:
         i = 0;
         for (; i + 16 <= n && ((uintptr_t)(dst + i) & 63) != 0; i += 16)
             _mm_stream_si128((__m128i *)(dst + i), _mm_loadu_si128((const __m128i *)(src + i)));
+        if (fb_stream_avx)
+            i = fb_stream_lines_avx(dst, src, n, i);
         for (; i + 64 <= n; i += 64) {
             __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
             __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
@@ -98,6 +128,8 @@ cdef extern from *:
     static void fb_stream_fence(void) { _mm_sfence(); }
     #else
     #define FB_STREAM_BUILT 0
+    static int fb_stream_avx = 0;
+    static int fb_cpu_can_stream_avx(void) { return 0; }
     static void fb_stream_copy(char *dst, const char *src, Py_ssize_t n) {
         memcpy(dst, src, (size_t)n);
     }
@@ -131,6 +163,8 @@ cdef extern from *:
     #endif
     """
     int FB_STREAM_BUILT
+    int fb_stream_avx
+    int fb_cpu_can_stream_avx() nogil
     int fb_pages_resident(const char* low, const char* high) noexcept nogil
     void fb_stream_copy(char* dst, const char* src, intp n) noexcept nogil
     void fb_stream_lines(char* dst, const char* src, intp n) noexcept nogil
@@ -141,6 +175,19 @@ cdef enum:
     # The per-thread buffer a streamed block is written into (fits in L1
     # with the block's source lines).
     STAGE_BYTES = 16 * 1024
+    # Destination bytes of a streamed kernel block (plans whose blocks are
+    # sized by the block bytes; others fill up to STAGE_BYTES). A thread
+    # reads a block's source, then streams it out: the smaller the block,
+    # the more the two overlap. On the AMD EPYC (Zen 4) CI machine, the 67
+    # target-1 cases of 4-D block operators and Tile, two threads, x
+    # np.copyto, 16-byte stores: 16 KiB blocks median 0.81 (mean 0.81);
+    # 32-byte stores 0.79 (0.78), and with 8 KiB blocks 0.77 (0.76), 24
+    # cases gaining 0.05 or more, 1 losing as much (in-process A/B). In a C
+    # model (two rows interleaved by 32-byte halves, 64 MiB, one thread)
+    # 4 KiB blocks had gained 7.3 -> 5.6 ms over 16 KiB, but in the engine
+    # they lost on lane transposes (space_to_depth channels_first bs 3
+    # float32, one thread: 1.05 -> 2.88), whose tiles they cut too short.
+    STREAM_BLOCK_BYTES = 8 * 1024
     # Destination rows that are not whole lines stream only if at least this
     # long. Their partial end lines are flushed as partial writes, which cost
     # several times a whole line: 5-D space_to_depth float32 (rows of 256
@@ -154,6 +201,7 @@ cdef enum:
 cdef intp STREAM_MIN_BYTES = 8 * 1024 * 1024
 cdef bint stream_enabled = FB_STREAM_BUILT != 0
 cdef intp stream_min_bytes = STREAM_MIN_BYTES
+fb_stream_avx = fb_cpu_can_stream_avx()
 
 
 cdef inline bint streams_pay(intp copy_bytes, const char* low, const char* high) noexcept nogil:
@@ -199,12 +247,14 @@ def streams_available():
     return FB_STREAM_BUILT != 0
 
 
-def set_streaming(bint enabled, intp min_bytes=STREAM_MIN_BYTES):
+def set_streaming(bint enabled, intp min_bytes=STREAM_MIN_BYTES, bint wide=True):
     """Stream the destination of copies of ``min_bytes`` bytes or more in
-    plans built from now on (where the build has streaming stores); return
-    the previous ``(enabled, min_bytes)``. For tests and benchmarks."""
-    global stream_enabled, stream_min_bytes
-    before = (stream_enabled, stream_min_bytes)
+    plans built from now on (where the build has streaming stores), whole
+    lines by 32-byte stores if ``wide`` and the CPU has AVX; return the
+    previous ``(enabled, min_bytes, wide)``. For tests and benchmarks."""
+    global stream_enabled, stream_min_bytes, fb_stream_avx
+    before = (stream_enabled, stream_min_bytes, fb_stream_avx != 0)
     stream_enabled = enabled and FB_STREAM_BUILT != 0
     stream_min_bytes = min_bytes
+    fb_stream_avx = wide and fb_cpu_can_stream_avx() != 0
     return before

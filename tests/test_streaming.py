@@ -26,9 +26,11 @@ OPS = {"space_to_depth": (fb.space_to_depth, space_to_depth_ref),
 SENTINEL = 0xA5
 
 
-@pytest.fixture(autouse=True)
-def stream_everything():
-    before = _engine.set_streaming(True, 0)
+@pytest.fixture(autouse=True, params=["32-byte stores", "16-byte stores"])
+def stream_everything(request):
+    """Stream every copy, whole lines by 32-byte stores (where the CPU has
+    AVX) and by 16-byte ones."""
+    before = _engine.set_streaming(True, 0, wide=request.param == "32-byte stores")
     shuffles = _engine.set_shuffles(True, 0)
     yield
     _engine.set_streaming(*before)

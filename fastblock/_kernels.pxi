@@ -167,12 +167,24 @@ cdef inline void copy_wide_items(char* dst, const char* src,
                                  intp dst_outer, intp dst_inner,
                                  intp src_outer, intp src_inner,
                                  intp width) noexcept nogil:
-    """Items of 32 bytes or more: one library ``memcpy`` each."""
+    """Items of 32 bytes or more, each by ``copy_wide_item``."""
     cdef intp i, j
     for i in range(n_outer):
         for j in range(n_inner):
-            memcpy(dst + i * dst_outer + j * dst_inner,
-                   src + i * src_outer + j * src_inner, <size_t>width)
+            copy_wide_item(dst + i * dst_outer + j * dst_inner,
+                           src + i * src_outer + j * src_inner, width)
+
+
+cdef inline void copy_wide_item(char* dst, const char* src, intp width) noexcept nogil:
+    """One item of 32 bytes or more, by 32-byte copies of a compile-time size
+    (register loads and stores, no library call), the last one ending at the
+    item's end and overlapping the one before it."""
+    cdef intp k = 0
+    while k + 32 <= width:
+        memcpy(dst + k, src + k, 32)
+        k += 32
+    if k < width:
+        memcpy(dst + width - 32, src + width - 32, 32)
 
 
 cdef extern from *:
@@ -383,11 +395,21 @@ cdef inline void copy_strided_block(char* dst, const char* src,
                                     intp dst_outer, intp dst_inner,
                                     intp src_outer, intp src_inner,
                                     intp width) noexcept nogil:
-    """Any 2-D block, item by item, with the longer axis inside."""
+    """Any 2-D block, item by item, with the longer axis inside (items of 16
+    bytes or more: the axis the destination is contiguous along)."""
     cdef intp t
-    # Otherwise the longer axis goes inside: fewer loop restarts. The block
-    # fits in L1, so the order does not change the memory traffic.
-    if n_outer > n_inner:
+    # The longer axis goes inside: fewer loop restarts. Items of 16 bytes
+    # or more are few per block, and there the order matters more than the
+    # restarts: writing the destination in order reads the block's source
+    # rows side by side. C model on the AMD EPYC (Zen 4) CI machine (64
+    # MiB, one thread, two source rows interleaved by 32-byte items into
+    # 8 KiB blocks, then streamed): destination order 5.4-6.0 ms, one source
+    # row after the other 7.5-7.9, and 9.1-10.5 with a library memcpy per
+    # item (np.copyto 6.4-7.1). In the engine, the 16 blocks_first
+    # channels_last cases of target 1, two threads: median 0.93 -> 0.80 x
+    # np.copyto (this and copy_wide_item, in-process A/B of two builds).
+    if (n_outer > n_inner if width < 16 or (dst_inner != width and dst_outer != width)
+            else dst_outer == width):
         t = n_outer; n_outer = n_inner; n_inner = t
         t = dst_outer; dst_outer = dst_inner; dst_inner = t
         t = src_outer; src_outer = src_inner; src_inner = t
@@ -461,4 +483,4 @@ cdef inline void gather_rows(char* dst, const char* src, intp n_rows, intp dst_r
     else:
         for i in range(n_rows):
             for j in range(n):
-                memcpy(dst + i * dst_row + j * width, src + i * src_row + offsets[j], <size_t>width)
+                copy_wide_item(dst + i * dst_row + j * width, src + i * src_row + offsets[j], width)

@@ -17,12 +17,11 @@
 # pixel row interleaved from two source rows takes two windows per 64 bytes
 # rather than two per 16, so a quarter of the loads, shuffles and stores. A
 # window's bytes are merged into the piece under a mask (its mask bytes
-# below 0x80), so no OR is needed. On the AMD EPYC (Zen 4) CI machine the
-# gain is small, as the kernel mostly waits on memory and on per-run costs:
-# 64 MiB space_to_depth channels_last C 3 bs 2 uint8, one thread, 9.4-9.9
-# ms -> 8.3-9.2 (three alternating runs each), the shuffles still 57 % of
-# the samples; the eight C 3 uint8 cases of target 1 on two threads,
-# median 0.85 -> 0.82 x np.copyto (in-process A/B).
+# below 0x80), so no OR is needed. On the AMD EPYC (Zen 4) CI machine
+# (in-process A/B of the two piece sizes, x np.copyto, 64 MiB): the seven
+# channels_last C 3 uint8 cases of target 1 that shuffle, one thread
+# 1.68-3.12 -> 1.29-2.19, two threads 0.99-1.33 -> 0.81-1.04; 3 MiB
+# depth_to_space depth_first C 3 bs 2, two threads, 2.28 -> 1.50.
 #
 # A run whose length is not a whole number of pieces ends with a piece
 # that overlaps the one before it (it ends at the run's end; the bytes

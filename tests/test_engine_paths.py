@@ -487,20 +487,23 @@ def test_unfolded_runs_that_would_read_source_lines_twice_stay_folded(byte_shuff
                                                 num_threads=num_threads), space)
 
 
-@pytest.mark.parametrize("channels, bs", [(1, 3), (3, 2)])
-def test_three_byte_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs, byte_shuffles):
+@pytest.mark.parametrize("channels, bs", [(1, 3), (3, 2), (3, 3)])
+def test_short_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs, request,
+                                                               byte_shuffles):
     # space_to_depth channels_last uint8 of about 1 MiB (below the 8 MiB of
     # test_odd_folded_items_are_shuffled_unfolded): (bw, c) folds into
-    # channels * bs bytes. Only 3-byte items, the costliest per byte, are
-    # unfolded into shuffled gathers at this size; 6-byte ones stay folded.
-    edge = 600 // channels
+    # channels * bs bytes. 3-byte items, the costliest per byte, are
+    # unfolded into shuffled gathers at this size, and 6-byte ones where the
+    # shuffles have 64-byte pieces; 9-byte ones stay folded.
+    wide = "64-byte" in request.node.callspec.id
+    edge = 600 // channels // bs * bs
     space = (np.arange(edge * edge * 3 * channels) % 251).astype(np.uint8).reshape(1, 3 * edge, edge, channels)
     n, h, w, c = space.shape
     s = space.strides
     view = np.lib.stride_tricks.as_strided(space, (n, h // bs, w // bs, bs, bs, c),
                                            (s[0], bs * s[1], bs * s[2], s[1], s[2], s[3]))
     plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, np.uint8).strides, 1)
-    if byte_shuffles and c * bs == 3:
+    if byte_shuffles and (c * bs == 3 or (wide and c * bs <= 6)):
         assert plan["kernel"] == "gather" and plan["width"] == 1 and plan["shuffled_pieces"] > 0
     else:
         assert plan["width"] == c * bs

@@ -33,7 +33,8 @@ How a copy is run:
    writes rows of up to 512 contiguous destination items, each read
    through a table of source offsets (gather mode), by byte shuffles for
    1- and 2-byte items where the CPU has them (16-byte pieces with SSSE3,
-   64-byte pieces with AVX-512 VBMI; ``_shuffle.pxi``).
+   64-byte pieces with AVX-512 VBMI, which also take 4-byte items;
+   ``_shuffle.pxi``).
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer (a transpose's runs in source order instead). Its linear range
    is cut into chunks that the OpenMP threads take as they come free

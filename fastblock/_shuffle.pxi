@@ -1,4 +1,4 @@
-# Byte shuffles for gathered runs of 1- and 2-byte items.
+# Byte shuffles for gathered runs of 1-, 2- and 4-byte items.
 #
 # A gathered run (the plan's gather mode) reads each destination item from
 # its own source offset: one load and one store per item, which for bytes is
@@ -6,11 +6,7 @@
 # SSSE3 ``pshufb``, checked at run time), each 16-byte piece of the run is
 # built from unaligned 16-byte source loads (windows), each shuffled into
 # place by a mask computed when the plan is built and OR-ed together (mask
-# bytes of 0x80 give zeros). Even a window per item beats the item loop; the
-# run's last partial piece keeps the item-by-item gather.
-#
-# Every 16-byte load lies between the smallest and the largest source byte
-# the run reads, so it never leaves the source array's memory.
+# bytes of 0x80 give zeros). Even a window per item beats the item loop.
 #
 # Where the CPU also has AVX-512 VBMI (``vpermb``: any byte of a 64-byte
 # register to any place), pieces and windows are 64 bytes instead: a 3-byte
@@ -23,10 +19,20 @@
 # 1.68-3.12 -> 1.29-2.19, two threads 0.99-1.33 -> 0.81-1.04; 3 MiB
 # depth_to_space depth_first C 3 bs 2, two threads, 2.28 -> 1.50.
 #
+# With 64-byte pieces, runs of 4-byte items shuffle too where every piece
+# takes at most 4 windows (space_to_depth depth_first channels_last C 3
+# float32, 64 MiB, in-process A/B of the piece sizes: one thread bs 2 1.45
+# -> 1.01, bs 3 1.60 -> 1.06; two threads 0.80 -> 0.57, 0.84 -> 0.65;
+# depth_to_space bs 2 one thread 1.67 -> 1.14, two threads even). Pieces
+# needing more windows lost (depth_to_space bs 3: 0.78 -> 1.11).
+#
 # A run whose length is not a whole number of pieces ends with a piece
 # that overlaps the one before it (it ends at the run's end; the bytes
 # written twice are the same), so only runs shorter than a piece gather
 # item by item.
+#
+# Every load lies between the smallest and the largest source byte the run
+# reads, so it never leaves the source array's memory.
 #
 # The package is built without -march flags; each SIMD function carries its
 # own target attribute and runs only if the CPU reports the instructions.
@@ -222,27 +228,32 @@ cdef struct ShuffleProgram:
 cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
                        intp width, intp copy_bytes) noexcept nogil:
     """Build the shuffle program of a gathered run of ``n_items`` items of
-    ``width`` bytes (1 or 2) at source ``offsets``, for a copy of
+    ``width`` bytes (1, 2 or 4) at source ``offsets``, for a copy of
     ``copy_bytes`` bytes: 64-byte pieces where the CPU has them and they
-    apply, else 16-byte ones. ``prog.n_pieces`` stays 0 if shuffles are off,
-    do not pay for so small a copy, or do not apply (a source span or a run
-    under 16 bytes)."""
+    apply, else 16-byte ones (not for 4-byte items). ``prog.n_pieces`` stays
+    0 if shuffles are off, do not pay for so small a copy, or do not apply
+    (a source span or a run under a piece)."""
     prog.n_pieces = 0
     prog.uniform = 0
-    if not shuffles_pay(copy_bytes) or (width != 1 and width != 2):
+    if not shuffles_pay(copy_bytes) or (width != 1 and width != 2 and width != 4):
         return
+    # 4-byte items gain only where every piece takes a few windows (and
+    # so their longer runs fit in the tables).
     if wide_shuffle_enabled and plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES,
-                                            WIDE_SHUFFLE_WINDOWS):
+                                            SHUFFLE_UNIFORM_MAX if width == 4 else WIDE_SHUFFLE_WINDOWS):
+        if width == 4 and prog.uniform == 0:
+            prog.n_pieces = 0
         return
-    plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS)
+    if width <= 2:
+        plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS)
 
 
 cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, intp width,
                       intp piece_bytes, int max_windows) noexcept nogil:
     """``plan_shuffle`` with pieces and windows of ``piece_bytes`` bytes and
     at most ``max_windows`` windows a piece; False (and no pieces) if the run
-    or its source span is shorter than a piece, or a piece needs more
-    windows."""
+    or its source span is shorter than a piece, the run is longer than the
+    tables hold, or a piece needs more windows."""
     cdef intp per_piece = piece_bytes // width, lowest, highest, start, first, i, j, q, n_pieces, slot
     cdef int w, pending_count
     cdef bint pending[WIDE_SHUFFLE_BYTES]
@@ -259,6 +270,11 @@ cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, i
     if highest - lowest + 1 < piece_bytes:
         return False
     n_pieces = (n_items + per_piece - 1) // per_piece
+    # The tables hold runs of up to GATHER_MAX 2-byte items at up to
+    # max_windows windows a piece.
+    if n_pieces > imin(SHUFFLE_PIECES, SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES
+                       // (max_windows * piece_bytes)):
+        return False
     for q in range(n_pieces):
         # The last piece ends at the run's end (overlapping the one before).
         first = imin(q * per_piece, n_items - per_piece)

@@ -366,7 +366,7 @@ def test_pieces_with_like_window_counts_run_without_dispatch(byte_shuffles):
     assert _same(fb.transpose(x, axes), np.ascontiguousarray(np.transpose(x, axes)))
 
 
-@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("width", [1, 2, 4])
 @pytest.mark.parametrize("pixels", [6, 11, 16, 32, 43, 85])
 @pytest.mark.parametrize("channels", [3, 5])
 def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, request,
@@ -375,6 +375,7 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, re
     # 2 * pixels * 2 * channels items gathered from two source rows. Runs
     # that are not whole pieces end with a piece overlapping the one before
     # it; runs or source spans shorter than a piece gather item by item.
+    # 4-byte items shuffle only in 64-byte pieces of at most 4 windows each.
     shape, axes = (6, 2, pixels, 2, channels), (0, 2, 4, 1, 3)
     plan = _plan(shape, axes, width)
     run_bytes = plan["row_items"] * width
@@ -383,10 +384,17 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, re
     elif "64-byte" in request.node.callspec.id and run_bytes >= 64:
         piece = 64
     else:
-        piece = 16 if run_bytes >= 16 else 0
-    assert plan["kernel"] == "gather"
-    assert plan["shuffle_piece_bytes"] == piece
-    assert plan["shuffled_pieces"] == (-(-run_bytes // piece) if piece else 0)
+        piece = 16 if run_bytes >= 16 and width <= 2 else 0
+    if width == 4 and piece and not plan["uniform_windows"]:
+        piece = 0
+    if plan["kernel"] == "gather":
+        assert plan["shuffle_piece_bytes"] == piece
+        assert plan["shuffled_pieces"] == (-(-run_bytes // piece) if piece else 0)
+        if width == 4 and piece:
+            assert 1 <= plan["uniform_windows"] <= 4
+    else:
+        # Five channels of 4-byte items: a lane transpose.
+        assert width == 4 and plan["kernel"] == "lanes"
     x = _values(shape, width)
     expected = np.ascontiguousarray(np.transpose(x, axes))
     # The rows end a buffer, so a write past a run's end would show.

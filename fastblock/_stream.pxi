@@ -31,10 +31,21 @@
 # whole lines only (ends carried to the next span) 3.60, ends by ordinary
 # stores 42.0, plain memcpy per span 4.83. So masked ends are the right
 # choice there too; a line mixing both kinds of store is the cost to avoid.
-# There, 39 of the 69 target-1 cases ran faster unstreamed (two threads),
-# by up to 0.24 x np.copyto, 0.10 or more in 10; 28 gained and 2 were even.
-# Their one-thread cost does not tell the two groups apart (0.54-2.35 x
-# np.copyto against 0.52-2.72), so no rule for that machine is derived yet.
+# There, with 16-byte streaming stores and 16 KiB blocks, 39 of the 69
+# target-1 cases ran faster unstreamed (two threads), by up to 0.24 x
+# np.copyto; 28 gained. With 32-byte stores and 8 KiB blocks (below) and
+# this engine's 2026-11-24 kernels, 31 gain 0.05 or more from streaming
+# and 14 lose as much (most of them channels_last C=3 space_to_depth: a
+# block of 24-byte items, 0.89 streamed against 0.75; gathered uint8 bs=3
+# runs, 1.08 against 0.84); no plan property found yet tells them apart.
+#
+# A C model on that machine (64 MiB, one thread, two source rows
+# interleaved by 32-byte items) shows what staging costs: 32-byte streaming
+# stores straight from the registers 4.0-4.3 ms (one run of five 5.1);
+# staged through 16 KiB, then streamed by 16-byte stores 7.1-8.2 or by
+# 32-byte ones 6.3-7.6; through 1 KiB by 32-byte ones 4.6-4.8 (np.copyto
+# 6.5-7.0). The phases of a block (read the source, stream the stage out)
+# do not overlap; a kernel that streams its own stores would avoid both.
 
 cdef extern from *:
     """

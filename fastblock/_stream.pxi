@@ -37,7 +37,9 @@
 # this engine's 2026-11-24 kernels, 31 gain 0.05 or more from streaming
 # and 14 lose as much (most of them channels_last C=3 space_to_depth: a
 # block of 24-byte items, 0.89 streamed against 0.75; gathered uint8 bs=3
-# runs, 1.08 against 0.84); no plan property found yet tells them apart.
+# runs, 1.08 against 0.84). A second run of the eight channels_last C=3
+# uint8 cases (9 rounds) put every one within -0.07 to +0.05, so part of
+# that split is noise; no plan property found yet tells the groups apart.
 #
 # A C model on that machine (64 MiB, one thread, two source rows
 # interleaved by 32-byte items) shows what staging costs: 32-byte streaming

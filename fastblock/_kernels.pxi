@@ -398,6 +398,7 @@ cdef inline void copy_strided_block(char* dst, const char* src,
     """Any 2-D block, item by item, with the longer axis inside (items of 16
     bytes or more: the axis the destination is contiguous along)."""
     cdef intp t
+    cdef bint swap
     # The longer axis goes inside: fewer loop restarts. Items of 16 bytes
     # or more are few per block, and there the order matters more than the
     # restarts: writing the destination in order reads the block's source
@@ -408,8 +409,11 @@ cdef inline void copy_strided_block(char* dst, const char* src,
     # item (np.copyto 6.4-7.1). In the engine, the 16 blocks_first
     # channels_last cases of target 1, two threads: median 0.93 -> 0.80 x
     # np.copyto (this and copy_wide_item, in-process A/B of two builds).
-    if (n_outer > n_inner if width < 16 or (dst_inner != width and dst_outer != width)
-            else dst_outer == width):
+    if width >= 16 and (dst_inner == width or dst_outer == width):
+        swap = dst_outer == width       # the destination-contiguous axis inside
+    else:
+        swap = n_outer > n_inner
+    if swap:
         t = n_outer; n_outer = n_inner; n_inner = t
         t = dst_outer; dst_outer = dst_inner; dst_inner = t
         t = src_outer; src_outer = src_inner; src_inner = t

@@ -52,7 +52,7 @@ cdef extern from *:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
                && __builtin_cpu_supports("avx512vbmi");
     }
-    /* Piece q is written at 16 * q, the last one at last_start. */
+    /* Piece q of P bytes is written at P * q, the last one at last_start. */
     #define FB_PIECE_AT(q, P) ((q) == n_pieces - 1 ? last_start : (P) * (q))
     #define FB_WINDOW(w) _mm_shuffle_epi8( \
         _mm_loadu_si128((const __m128i *)(src + offset[w])), \

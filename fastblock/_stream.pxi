@@ -196,8 +196,9 @@ cdef enum:
     # np.copyto, 16-byte stores: 16 KiB blocks median 0.81 (mean 0.81);
     # 32-byte stores 0.79 (0.78), and with 8 KiB blocks 0.77 (0.76), 24
     # cases gaining 0.05 or more, 1 losing as much (in-process A/B). In a C
-    # model (two rows interleaved by 32-byte halves, 64 MiB, one thread)
-    # 4 KiB blocks had gained 7.3 -> 5.6 ms over 16 KiB, but in the engine
+    # model (two rows interleaved by 32-byte halves, 64 MiB, one thread,
+    # 16-byte stores) 4 KiB blocks took 5.6-6.1 ms against 6.7-8.4 for
+    # 16 KiB, but in the engine
     # they lost on lane transposes (space_to_depth channels_first bs 3
     # float32, one thread: 1.05 -> 2.88), whose tiles they cut too short.
     STREAM_BLOCK_BYTES = 8 * 1024

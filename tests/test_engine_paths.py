@@ -32,6 +32,12 @@ def byte_shuffles(request):
     _engine.set_shuffles(*before)
 
 
+@pytest.fixture
+def wide_pieces(request, byte_shuffles):
+    """Whether this run of a test builds 64-byte shuffle pieces."""
+    return request.node.callspec.params["byte_shuffles"] == "64-byte shuffles"
+
+
 # Widths that take each item loop: 1, 2, 4, 8, 16 bytes; 3, 6, 12, 24
 # (two overlapping copies); 40 (one memcpy per item).
 WIDTHS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 40]
@@ -369,8 +375,8 @@ def test_pieces_with_like_window_counts_run_without_dispatch(byte_shuffles):
 @pytest.mark.parametrize("width", [1, 2, 4])
 @pytest.mark.parametrize("pixels", [6, 11, 16, 32, 43, 85])
 @pytest.mark.parametrize("channels", [3, 5])
-def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, request,
-                                                     byte_shuffles):
+def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, byte_shuffles,
+                                                     wide_pieces):
     # space_to_depth depth_first, channels_last, bs 2: pixel rows of
     # 2 * pixels * 2 * channels items gathered from two source rows. Runs
     # that are not whole pieces end with a piece overlapping the one before
@@ -381,7 +387,7 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, re
     run_bytes = plan["row_items"] * width
     if not byte_shuffles:
         piece = 0
-    elif "64-byte" in request.node.callspec.id and run_bytes >= 64:
+    elif wide_pieces and run_bytes >= 64:
         piece = 64
     else:
         piece = 16 if run_bytes >= 16 and width <= 2 else 0
@@ -446,7 +452,7 @@ def test_blocks_moved_item_by_item_are_shuffled_instead(dtype, byte_shuffles):
 
 
 @pytest.mark.parametrize("dtype, bs", [(np.uint8, 2), (np.uint8, 3), (np.float16, 2)])
-def test_odd_folded_items_are_shuffled_unfolded(dtype, bs, request, byte_shuffles):
+def test_odd_folded_items_are_shuffled_unfolded(dtype, bs, byte_shuffles, wide_pieces):
     # space_to_depth blocks_first channels_last C=3: (bw, c) is contiguous on
     # both sides, 3*bs items that would fold into one odd-sized item moved
     # item by item. Unfolded, the destination runs of a large copy are
@@ -469,7 +475,7 @@ def test_odd_folded_items_are_shuffled_unfolded(dtype, bs, request, byte_shuffle
     depth_view = expected.reshape(n, h // bs, w // bs, bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
     plan = _engine.describe(depth_view.shape, depth_view.strides,
                             np.empty(depth_view.shape, dtype).strides, depth_view.itemsize)
-    most = 12 if "64-byte" in request.node.callspec.id else 6
+    most = 12 if wide_pieces else 6
     if byte_shuffles and 3 * bs * space.itemsize <= most:
         assert plan["kernel"] == "gather" and plan["width"] == space.itemsize and plan["shuffled_pieces"] > 0
     else:
@@ -497,14 +503,13 @@ def test_unfolded_runs_that_would_read_source_lines_twice_stay_folded(byte_shuff
 
 
 @pytest.mark.parametrize("channels, bs", [(1, 3), (3, 2), (3, 3)])
-def test_short_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs, request,
-                                                               byte_shuffles):
+def test_short_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs, byte_shuffles,
+                                                               wide_pieces):
     # space_to_depth channels_last uint8 of about 1 MiB (below the 8 MiB of
     # test_odd_folded_items_are_shuffled_unfolded): (bw, c) folds into
     # channels * bs bytes. 3-byte items, the costliest per byte, are
     # unfolded into shuffled gathers at this size, and 6-byte ones where the
     # shuffles have 64-byte pieces; 9-byte ones stay folded.
-    wide = "64-byte" in request.node.callspec.id
     edge = 600 // channels // bs * bs
     space = (np.arange(edge * edge * 3 * channels) % 251).astype(np.uint8).reshape(1, 3 * edge, edge, channels)
     n, h, w, c = space.shape
@@ -512,7 +517,7 @@ def test_short_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs, requ
     view = np.lib.stride_tricks.as_strided(space, (n, h // bs, w // bs, bs, bs, c),
                                            (s[0], bs * s[1], bs * s[2], s[1], s[2], s[3]))
     plan = _engine.describe(view.shape, view.strides, np.empty(view.shape, np.uint8).strides, 1)
-    if byte_shuffles and (c * bs == 3 or (wide and c * bs <= 6)):
+    if byte_shuffles and (c * bs == 3 or (wide_pieces and c * bs <= 6)):
         assert plan["kernel"] == "gather" and plan["width"] == 1 and plan["shuffled_pieces"] > 0
     else:
         assert plan["width"] == c * bs

@@ -1242,6 +1242,10 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
         "shuffle_piece_bytes": plan.shuffle.piece_bytes if plan.gather_len and plan.shuffle.n_pieces else 0,
+        "shuffle_period": plan.shuffle.period if plan.gather_len and plan.shuffle.n_pieces else 0,
+        "periodic_pieces": (plan.shuffle.segment_pieces * (plan.shuffle.n_segments - 1)
+                            + plan.shuffle.last_segment_pieces
+                            if plan.gather_len and plan.shuffle.n_pieces and plan.shuffle.period else 0),
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
         "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),
         "streams": bool(plan.stream),
@@ -1255,3 +1259,4 @@ cdef cvarray_intp(intp n):
 
 
 include "_plans.pxi"
+

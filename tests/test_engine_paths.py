@@ -18,16 +18,19 @@ import pytest
 import fastblock as fb
 from fastblock import _engine
 
-@pytest.fixture(params=["64-byte shuffles", "16-byte shuffles", "item loop"], autouse=True)
+@pytest.fixture(params=["64-byte shuffles", "64-byte shuffles by table", "16-byte shuffles",
+                        "item loop"], autouse=True)
 def byte_shuffles(request):
-    """Run every test with the byte shuffles of 64-byte pieces (AVX-512 VBMI)
-    and of 16-byte pieces (SSSE3), where the CPU has them, and with the
-    portable item-by-item gather."""
-    if request.param == "64-byte shuffles" and not _engine.shuffles_available(wide=True):
+    """Run every test with the byte shuffles of 64-byte pieces (AVX-512 VBMI;
+    repeating programs by the periodic kernel, and every piece by the table
+    loop) and of 16-byte pieces (SSSE3), where the CPU has them, and with
+    the portable item-by-item gather."""
+    wide = request.param.startswith("64-byte")
+    if wide and not _engine.shuffles_available(wide=True):
         pytest.skip("this CPU has no AVX-512 VBMI (the 16-byte shuffles run instead)")
     # Shuffles for copies of any size, so that the small inputs here reach them.
-    before = _engine.set_shuffles(request.param != "item loop", 0,
-                                  wide=request.param == "64-byte shuffles")
+    before = _engine.set_shuffles(request.param != "item loop", 0, wide=wide,
+                                  periodic=request.param == "64-byte shuffles")
     yield request.param != "item loop" and _engine.shuffles_available()
     _engine.set_shuffles(*before)
 
@@ -35,7 +38,7 @@ def byte_shuffles(request):
 @pytest.fixture
 def wide_pieces(request, byte_shuffles):
     """Whether this run of a test builds 64-byte shuffle pieces."""
-    return request.node.callspec.params["byte_shuffles"] == "64-byte shuffles"
+    return request.node.callspec.params["byte_shuffles"].startswith("64-byte")
 
 
 # Widths that take each item loop: 1, 2, 4, 8, 16 bytes; 3, 6, 12, 24
@@ -404,6 +407,45 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, by
     x = _values(shape, width)
     expected = np.ascontiguousarray(np.transpose(x, axes))
     # The rows end a buffer, so a write past a run's end would show.
+    buffer = np.zeros(expected.nbytes + 64, np.uint8)
+    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
+    for num_threads in (1, 2):
+        out[...] = np.zeros(1, out.dtype)
+        fb.transpose(x, axes, out=out, num_threads=num_threads)
+        assert _same(out, expected)
+    assert not buffer[expected.nbytes:].any()
+
+
+@pytest.mark.parametrize("width", [1, 2, 4])
+@pytest.mark.parametrize("shape, axes, periods", [
+    # space_to_depth depth_first NCHW_VECT_C bs 2 ([N, G, H/2, 2, W/2, 2, 4]
+    # -> [N, G, 4, H/2, W/2, 2, 2]). 2- and 4-byte items: each piece of a
+    # pixel row repeats the one before it, 8 or 4 pixels on; a run of
+    # several rows repeats the first row's pieces, a source row pair on.
+    # Bytes: 96-byte rows, so every third piece repeats (two rows on).
+    ((1, 2, 5, 2, 24, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 3, 2: 1, 4: 1}),
+    ((2, 1, 4, 2, 64, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 1, 2: 1, 4: 1}),
+    # space_to_depth depth_first channels_last C 3 bs 2: every third piece
+    # repeats (16 pixels on); a run of 43 pixels of bytes is too short to.
+    ((6, 2, 200, 2, 3), (0, 2, 4, 1, 3), {1: 3, 2: 3, 4: 3}),
+    ((6, 2, 43, 2, 3), (0, 2, 4, 1, 3), {1: 0, 2: 3, 4: 3}),
+])
+def test_repeating_pieces_run_from_registers(shape, axes, periods, width, byte_shuffles, request):
+    # Programs of 64-byte pieces that repeat run by the periodic kernel
+    # (masks kept in registers); the table loop finishes the pieces past the
+    # period (the last, overlapping one at least), and must give the same bytes.
+    plan = _plan(shape, axes, width)
+    if request.node.callspec.params["byte_shuffles"] == "64-byte shuffles":
+        assert plan["shuffle_period"] == periods[width]
+        assert (0 < plan["periodic_pieces"] < plan["shuffled_pieces"]) == (periods[width] > 0)
+    else:
+        assert plan["shuffle_period"] == plan["periodic_pieces"] == 0
+    values = _values(shape, width)
+    # The source ends its buffer and the destination is followed by zeros.
+    source = np.empty(values.size + 5, values.dtype)
+    x = source[5:].reshape(shape)
+    x[...] = values
+    expected = np.ascontiguousarray(np.transpose(values, axes))
     buffer = np.zeros(expected.nbytes + 64, np.uint8)
     out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
     for num_threads in (1, 2):

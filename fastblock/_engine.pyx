@@ -1059,9 +1059,48 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
             else:
                 fb_stream_copy(row, stage + i * row_bytes, row_bytes)
         return True
-    run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
-    stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
+    if lanes or (not p.gather_len and p.src_b == 0) \
+            or not 2 <= STREAM_CHUNK_BYTES // row_bytes < size_a:
+        run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
+        stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
+    else:
+        stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, stage)
     return True
+
+
+cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp run, char* dst,
+                           const char* src, intp size_a, intp size_b, intp row_bytes,
+                           char* stage) noexcept nogil:
+    """``run_streamed`` for a block of short rows (gathered runs, block
+    kernels): a chunk of STREAM_CHUNK_BYTES at a time. Rows that are one
+    span stream each chunk up to its last line boundary and carry the bytes
+    past it into the next, so no line is streamed in two parts."""
+    cdef intp chunk = STREAM_CHUNK_BYTES // row_bytes, i = 0, n_rows, carry = 0, held, cut
+    if p.dst_a != row_bytes:
+        while i < size_a:
+            n_rows = imin(chunk, size_a - i)
+            run_kernel(p, program, run, stage, src + i * p.src_a, n_rows, size_b, row_bytes,
+                       p.lanes.offset)
+            stream_rows(dst + i * p.dst_a, p.dst_a, stage, n_rows, row_bytes)
+            i += n_rows
+        return
+    while i < size_a:
+        n_rows = imin(chunk, size_a - i)
+        run_kernel(p, program, run, stage + carry, src + i * p.src_a, n_rows, size_b, row_bytes,
+                   p.lanes.offset)
+        held = carry + n_rows * row_bytes
+        i += n_rows
+        if i == size_a:
+            fb_stream_copy(dst, stage, held)
+            return
+        # The bytes up to the last line boundary go now, the rest later.
+        cut = <intp>(<size_t>(dst + held) & ~(<size_t>CACHE_LINE - 1)) - <intp>dst
+        if cut > 0:
+            fb_stream_copy(dst, stage, cut)
+            memmove(stage, stage + cut, held - cut)
+            dst += cut
+            held -= cut
+        carry = held
 
 
 cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop) noexcept nogil:

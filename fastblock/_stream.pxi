@@ -208,6 +208,21 @@ cdef enum:
     # bytes, 16 bytes past a line) took 0.72 x np.copyto streamed against
     # 0.51 with ordinary stores (0.51 streamed when the rows were lines).
     STREAM_MIN_ROW = 1024
+    # A streamed block of short rows (two or more to this many bytes) is
+    # run and streamed out this many bytes at a time, so that reading the
+    # source and streaming the result overlap (the C model above: a 1 KiB
+    # stage nearly matches streaming from registers). Where its rows are
+    # one span, each piece streams up to its last line boundary and carries
+    # the rest into the next: chunks ending mid-line, each end streamed by
+    # a masked store, lost (channels_last C=3 bs=3 float32, rows of 108
+    # bytes: 0.87 -> 1.34 and 1.02 x np.copyto). Lane kernels and Tile's
+    # repeats, whose set-up is paid on every call, keep whole blocks (they
+    # lost 0.16 to 0.57 at two threads). 64 MiB, two threads, in-process
+    # A/B of the 41 target-1 cases whose plans take gathered runs or block
+    # kernels: median 0.75 -> 0.70 (1 KiB: 0.72), channels_last C=16
+    # blocks_first space_to_depth 0.64-0.70 -> 0.48-0.50, depth_to_space
+    # NCHW_VECT_C blocks_first float32 0.68 -> 0.60, bs=3 0.58 -> 0.54.
+    STREAM_CHUNK_BYTES = 2 * 1024
 
 # Copies of this many bytes or more stream their destination: well past the
 # 2 MiB L2 of the CI machine's cores, where the destination would be evicted

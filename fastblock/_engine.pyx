@@ -165,8 +165,10 @@ cdef struct Plan:
     intp transpose_rows[TRANSPOSE_MAX]
     ShuffleProgram shuffle      # the gathered run by byte shuffles, if any
     # A run split from an axis with no fitting divisor: the last index of
-    # loop axis ragged_loop (-1: none) runs the first gather_tail_len items.
+    # loop axis ragged_loop (-1: none), or the last row of the a axis
+    # (ragged_rows), runs the first gather_tail_len items.
     int ragged_loop
+    bint ragged_rows
     intp gather_tail_len
     ShuffleProgram tail_shuffle
     # Lane transpose mode (lanes.n_lanes > 0): the b axis runs over pixels
@@ -492,7 +494,8 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     offsets of the run's items in the source go into ``p.gather``. The
     kernel's rows step along the remaining axis with the smallest source
     step (``row_axis``), so rows that read the same source lines run back to
-    back. Returns the first of the run's axes, or -1 when gather mode does
+    back: for a ragged split, the split axis itself (its last row is the
+    shorter run). Returns the first of the run's axes, or -1 when gather mode does
     not pay: the block kernel is as good for a single strided axis, and for
     blocks not much smaller, and ``need_shuffle`` asks for a run that byte
     shuffles can build."""
@@ -523,14 +526,14 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
         # The ragged axis stays a loop axis, and the pieces along it come
         # one after another: rows may only step less in the source (rows
         # that step further would walk the source in strips one piece wide).
-        if tail and (i == k or iabs(ss[i]) > iabs(ss[k] * part)):
+        if tail and i != k and iabs(ss[i]) > iabs(ss[k] * part):
             continue
         step = iabs(ss[i] * part) if i == k else iabs(ss[i])
         if row < 0 or step < best_step:
             row = i
             best_step = step
     if row >= 0:
-        rows = imin(ext[row] // part if row == k else ext[row],
+        rows = imin((ext[row] + part - 1) // part if row == k else ext[row],
                     imax(1, p.block_bytes // (run * part * p.width)))
     # The gathered block (rows of the run) must be much larger than the block.
     if rows * run * part < 4 * block_items:
@@ -807,6 +810,14 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
 
     p.n_loop = 0
     p.ragged_loop = -1
+    # A ragged split along the rows: the row that holds the shorter run is
+    # run apart (run_range). Without it the pieces ran a block each:
+    # space_to_depth channels_last uint8 C=3, rows of 2364 pixels split
+    # into 56 pieces of 42 and one of 12; in-process A/B, x np.copyto, one
+    # thread, 64 MiB: blocks_first bs=2 1.60 -> 1.24, bs=3 1.78 -> 1.30,
+    # depth_first 1.54 -> 1.19, 1.72 -> 1.22 (two threads within the noise);
+    # 1 MiB blocks_first bs=2 4.19 -> 3.43, two threads 3.41 -> 3.05.
+    p.ragged_rows = p.gather_len > 0 and ragged_axis >= 0 and a_axis == ragged_axis
     for i in range(first_kernel):
         if i != a_axis and not (p.transpose and grouped[i]):
             if i == ragged_axis:
@@ -993,7 +1004,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     to the destination; False (nothing done) when the block's destination is
     not whole rows that fit the stage, or its rows are short and apart.
     ``stream_end``: where the last streamed row ended (updated)."""
-    cdef intp row_bytes, n_rows = size_a, i, lanes = p.lanes.n_lanes
+    cdef intp row_bytes, n_rows = size_a, i, lanes = p.lanes.n_lanes, chunk
     # Rows placed by a table (the lanes of a split, every 'table_rows' rows;
     # the rows of a transpose, all of them), else dst_a apart.
     cdef const intp* table = NULL
@@ -1059,23 +1070,26 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
             else:
                 fb_stream_copy(row, stage + i * row_bytes, row_bytes)
         return True
-    if lanes or (not p.gather_len and p.src_b == 0) \
-            or not 2 <= STREAM_CHUNK_BYTES // row_bytes < size_a:
+    # Gathered runs go a row at a time if their rows are longer than a
+    # chunk; block kernels keep such blocks whole (they lost 0.09, rows of
+    # 2 KiB apart).
+    chunk = imax(STREAM_CHUNK_BYTES // row_bytes, 1 if p.gather_len else 0)
+    if lanes or (not p.gather_len and p.src_b == 0) or not 1 <= chunk < size_a:
         run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
         stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
     else:
-        stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, stage)
+        stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, chunk, stage)
     return True
 
 
 cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp run, char* dst,
                            const char* src, intp size_a, intp size_b, intp row_bytes,
-                           char* stage) noexcept nogil:
+                           intp chunk, char* stage) noexcept nogil:
     """``run_streamed`` for a block of short rows (gathered runs, block
-    kernels): a chunk of STREAM_CHUNK_BYTES at a time. Rows that are one
+    kernels): ``chunk`` rows at a time. Rows that are one
     span stream each chunk up to its last line boundary and carry the bytes
     past it into the next, so no line is streamed in two parts."""
-    cdef intp chunk = STREAM_CHUNK_BYTES // row_bytes, i = 0, n_rows, carry = 0, held, cut
+    cdef intp i = 0, n_rows, carry = 0, held, cut
     if p.dst_a != row_bytes:
         while i < size_a:
             n_rows = imin(chunk, size_a - i)
@@ -1103,19 +1117,31 @@ cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp ru
         carry = held
 
 
+cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp run, char* block_dst,
+                           const char* block_src, intp size_a, intp size_b, char* stage,
+                           char** stream_end) noexcept nogil:
+    """One kernel block, streamed (``run_streamed``) or once for every part."""
+    cdef intp part
+    if p.stream and run_streamed(p, program, run, block_dst + p.dst_offsets[0],
+                                 block_src + p.src_offsets[0], size_a, size_b, stage, stream_end):
+        return
+    for part in range(p.n_parts):
+        run_kernel(p, program, run, block_dst + p.dst_offsets[part], block_src + p.src_offsets[part],
+                   size_a, size_b, p.dst_a,
+                   &p.transpose_rows[0] if p.transpose else &p.lanes.offset[0])
+
+
 cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop) noexcept nogil:
     """Run loop iterations ``start`` to ``stop`` (linear odometer positions),
     each kernel block once for every part."""
     cdef intp idx[MAX_LOOP]
-    cdef intp rem = start, it, size_a, size_b, part, run, b_back
+    cdef intp rem = start, it, size_a, size_b, run, b_back
     cdef const ShuffleProgram* program
     cdef char* block_dst
     cdef const char* block_src
     cdef char stage_memory[STAGE_BYTES + 64]
     cdef char* stage = stage_memory + ((64 - (<size_t>stage_memory & 63)) & 63)
     cdef char* stream_end = NULL
-    cdef char* part_dst
-    cdef const char* part_src
     cdef int k, n = p.n_loop
     cdef char* dst = dst0
     cdef const char* src = src0
@@ -1136,14 +1162,15 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         if p.ragged_loop >= 0 and idx[p.ragged_loop] == p.extent[p.ragged_loop] - 1:
             run = p.gather_tail_len
             program = &p.tail_shuffle
-        if not (p.stream and run_streamed(p, program, run, block_dst + p.dst_offsets[0],
-                                          block_src + p.src_offsets[0], size_a, size_b, stage,
-                                          &stream_end)):
-            for part in range(p.n_parts):
-                part_dst = block_dst + p.dst_offsets[part]
-                part_src = block_src + p.src_offsets[part]
-                run_kernel(p, program, run, part_dst, part_src, size_a, size_b, p.dst_a,
-                           &p.transpose_rows[0] if p.transpose else &p.lanes.offset[0])
+        if p.ragged_rows and idx[p.a_loop] * p.tile_a + size_a == p.n_a:
+            # The block's last row is the shorter run.
+            size_a -= 1
+            if size_a:
+                run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end)
+            run_block(p, &p.tail_shuffle, p.gather_tail_len, block_dst + size_a * p.dst_a,
+                      block_src + size_a * p.src_a, 1, size_b, stage, &stream_end)
+        else:
+            run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end)
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -1277,7 +1304,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "rows": plan.tile_a * plan.a_in if plan.transpose else plan.tile_a,
         "row_items": (plan.gather_len if plan.gather_len
                       else plan.tile_b * plan.b_in if plan.transpose else plan.tile_b),
-        "last_row_items": plan.gather_tail_len if plan.ragged_loop >= 0 else None,
+        "last_row_items": (plan.gather_tail_len if plan.ragged_loop >= 0 or plan.ragged_rows
+                           else None),
         "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
         "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
         "shuffle_piece_bytes": plan.shuffle.piece_bytes if plan.gather_len and plan.shuffle.n_pieces else 0,

@@ -305,6 +305,11 @@ def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     ((64, 394, 3, 2, 2), (0, 3, 1, 4, 2)),
     # space_to_depth depth_first, channels_last, the same width.
     ((64, 2, 394, 2, 3), (0, 2, 4, 1, 3)),
+    # The same with 2364 = 4 * 3 * 197 pixels (57 pieces) and 3 rows of
+    # them (65 pieces): the kernel's rows are the pieces, in blocks of 16 or
+    # 32; the block holding the last, shorter piece may hold only it.
+    ((3, 2, 2364, 2, 3), (0, 2, 4, 1, 3)),
+    ((3, 2, 2364, 3, 3), (0, 2, 4, 1, 3)),
 ])
 def test_ragged_gathered_runs(shape, axes, width, num_threads, byte_shuffles):
     values = _values(shape, width)
@@ -313,7 +318,13 @@ def test_ragged_gathered_runs(shape, axes, width, num_threads, byte_shuffles):
     x = np.empty(values.size + 3, values.dtype)[3:].reshape(shape)
     x[...] = values
     expected = np.ascontiguousarray(np.transpose(values, axes))
-    assert _same(fb.transpose(x, axes, num_threads=num_threads), expected)
+    # The destination is followed by zeros: the shorter piece must not be
+    # written as a whole one.
+    buffer = np.zeros(expected.nbytes + 64, np.uint8)
+    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
+    fb.transpose(x, axes, out=out, num_threads=num_threads)
+    assert _same(out, expected)
+    assert not buffer[expected.nbytes:].any()
     plan = _plan(shape, axes, width)
     assert plan["kernel"] == "gather"
     assert 0 < plan["last_row_items"] < plan["row_items"]

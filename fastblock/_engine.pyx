@@ -480,6 +480,12 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     return True
 
 
+cdef enum:
+    # Runs of a ragged split up to this long are the kernel's rows, several
+    # a block (plan_kernels); longer ones run a block each.
+    RAGGED_ROWS_MAX_BYTES = 1024
+
+
 cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
                      intp block_items, bint need_shuffle, int* row_axis,
                      int* ragged_axis) noexcept nogil:
@@ -494,8 +500,8 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     offsets of the run's items in the source go into ``p.gather``. The
     kernel's rows step along the remaining axis with the smallest source
     step (``row_axis``), so rows that read the same source lines run back to
-    back: for a ragged split, the split axis itself (its last row is the
-    shorter run). Returns the first of the run's axes, or -1 when gather mode does
+    back: for a ragged split of short runs, the split axis itself (its
+    last row is the shorter run). Returns the first of the run's axes, or -1 when gather mode does
     not pay: the block kernel is as good for a single strided axis, and for
     blocks not much smaller, and ``need_shuffle`` asks for a run that byte
     shuffles can build."""
@@ -526,7 +532,8 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
         # The ragged axis stays a loop axis, and the pieces along it come
         # one after another: rows may only step less in the source (rows
         # that step further would walk the source in strips one piece wide).
-        if tail and i != k and iabs(ss[i]) > iabs(ss[k] * part):
+        if tail and (iabs(ss[i]) > iabs(ss[k] * part) if i != k
+                     else run * part * p.width > RAGGED_ROWS_MAX_BYTES):
             continue
         step = iabs(ss[i] * part) if i == k else iabs(ss[i])
         if row < 0 or step < best_step:
@@ -817,6 +824,9 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
     # thread, 64 MiB: blocks_first bs=2 1.60 -> 1.24, bs=3 1.78 -> 1.30,
     # depth_first 1.54 -> 1.19, 1.72 -> 1.22 (two threads within the noise);
     # 1 MiB blocks_first bs=2 4.19 -> 3.43, two threads 3.41 -> 3.05.
+    # Longer runs (RAGGED_ROWS_MAX_BYTES) keep a block a piece: float32
+    # depth_first bs=3 (1944-byte runs) lost, two threads 0.67-0.72 ->
+    # 0.77-0.87 in three runs.
     p.ragged_rows = p.gather_len > 0 and ragged_axis >= 0 and a_axis == ragged_axis
     for i in range(first_kernel):
         if i != a_axis and not (p.transpose and grouped[i]):

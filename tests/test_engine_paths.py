@@ -306,8 +306,9 @@ def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     # space_to_depth depth_first, channels_last, the same width.
     ((64, 2, 394, 2, 3), (0, 2, 4, 1, 3)),
     # The same with 2364 = 4 * 3 * 197 pixels (57 pieces) and 3 rows of
-    # them (65 pieces): the kernel's rows are the pieces, in blocks of 16 or
-    # 32; the block holding the last, shorter piece may hold only it.
+    # them (65 pieces): runs of up to 1 KiB (1- and 2-byte items) are the
+    # kernel's rows, in blocks of 16 or 32; the block holding the last,
+    # shorter piece may hold only it.
     ((3, 2, 2364, 2, 3), (0, 2, 4, 1, 3)),
     ((3, 2, 2364, 3, 3), (0, 2, 4, 1, 3)),
 ])

@@ -501,10 +501,10 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     kernel's rows step along the remaining axis with the smallest source
     step (``row_axis``), so rows that read the same source lines run back to
     back: for a ragged split of short runs, the split axis itself (its
-    last row is the shorter run). Returns the first of the run's axes, or -1 when gather mode does
-    not pay: the block kernel is as good for a single strided axis, and for
-    blocks not much smaller, and ``need_shuffle`` asks for a run that byte
-    shuffles can build."""
+    last row is the shorter run). Returns the first of the run's axes, or
+    -1 when gather mode does not pay: the block kernel is as good for a
+    single strided axis, and for blocks not much smaller, and
+    ``need_shuffle`` asks for a run that byte shuffles can build."""
     cdef int m = n_axes[0], k = m - 1, i, row = -1
     cdef intp run = 1, part = 1, rows = 1, j, offset, step, best_step = 0, ideal, n_pieces, tail = 0
     cdef intp digit[MAX_AXES]
@@ -1336,4 +1336,3 @@ cdef cvarray_intp(intp n):
 
 
 include "_plans.pxi"
-

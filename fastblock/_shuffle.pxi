@@ -247,10 +247,10 @@ cdef extern from *:
                                 int period, Py_ssize_t period_step, Py_ssize_t segment_pieces,
                                 Py_ssize_t n_segments, Py_ssize_t segment_step,
                                 Py_ssize_t last_segment_pieces) {
-        (void)last_segment_pieces;
         (void)dst; (void)src; (void)n_pieces; (void)last_start; (void)n_windows;
         (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
         (void)period; (void)period_step; (void)segment_pieces; (void)n_segments; (void)segment_step;
+        (void)last_segment_pieces;
     }
     #endif
     """
@@ -468,9 +468,8 @@ cdef void find_period(ShuffleProgram* prog) noexcept nogil:
     on), the last time for its first ``last_segment_pieces`` pieces (whole
     periods). Of the periods tried, the one that covers the most pieces;
     ``period`` stays 0 where the first pieces do not repeat."""
-    cdef ShuffleProgram trial
     cdef intp n_regular, covered, best = 0
-    cdef int period
+    cdef int period, best_period = 0
     prog.period = 0
     if not periodic_enabled or prog.uniform == 0 or prog.piece_bytes != WIDE_SHUFFLE_BYTES:
         return
@@ -484,20 +483,10 @@ cdef void find_period(ShuffleProgram* prog) noexcept nogil:
         covered = try_period(prog, period, n_regular)
         if covered > best:
             best = covered
-            trial.period = prog.period
-            trial.period_step = prog.period_step
-            trial.segment_pieces = prog.segment_pieces
-            trial.n_segments = prog.n_segments
-            trial.segment_step = prog.segment_step
-            trial.last_segment_pieces = prog.last_segment_pieces
+            best_period = period
     prog.period = 0
-    if best:
-        prog.period = trial.period
-        prog.period_step = trial.period_step
-        prog.segment_pieces = trial.segment_pieces
-        prog.n_segments = trial.n_segments
-        prog.segment_step = trial.segment_step
-        prog.last_segment_pieces = trial.last_segment_pieces
+    if best_period:
+        try_period(prog, best_period, n_regular)
 
 
 cdef intp try_period(ShuffleProgram* prog, int period, intp n_regular) noexcept nogil:

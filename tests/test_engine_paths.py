@@ -52,6 +52,27 @@ def _values(shape, width: int) -> np.ndarray:
     return raw.view(np.dtype(f"V{width}")).reshape(shape)
 
 
+def _at_buffer_end(values: np.ndarray, lead: int) -> np.ndarray:
+    """A copy of ``values`` that ends its buffer, ``lead`` items in: a read
+    past its last byte would leave the buffer (the sanitizer build reports it)."""
+    x = np.empty(values.size + lead, values.dtype)[lead:].reshape(values.shape)
+    x[...] = values
+    return x
+
+
+def _transpose_into_fenced_out(x: np.ndarray, axes, expected: np.ndarray, thread_counts) -> None:
+    """``fb.transpose(x, axes, out=...)`` on each thread count, into an
+    ``out`` followed by 64 zero bytes: the result must equal ``expected``
+    and the bytes after it stay zero."""
+    buffer = np.zeros(expected.nbytes + 64, np.uint8)
+    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
+    for num_threads in thread_counts:
+        out[...] = np.zeros(1, out.dtype)
+        fb.transpose(x, axes, out=out, num_threads=num_threads)
+        assert _same(out, expected)
+    assert not buffer[expected.nbytes:].any()
+
+
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     """Byte-for-byte equality of two void arrays of any strides."""
     return np.array_equal(np.ascontiguousarray(a).view(np.uint8),
@@ -171,9 +192,7 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
     # The source is the tail of a buffer, so a 16-byte load past its last
     # byte would leave the buffer (the sanitizer build reports it).
     values = _values(shape, width)
-    buffer = np.empty(values.size + 7, values.dtype)
-    x = buffer[7:].reshape(shape)
-    x[...] = values
+    x = _at_buffer_end(values, 7)
     expected = np.ascontiguousarray(np.transpose(values, axes))
     assert _same(fb.transpose(x, axes), expected)
     view = np.transpose(x, axes)
@@ -215,8 +234,7 @@ def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
     values = _values(shape, width)
     # The source ends its buffer and the result starts one: a load or a
     # store past either end would show (and the sanitizer build reports it).
-    source = np.empty(values.size + 5, values.dtype)[5:].reshape(shape)
-    source[...] = values
+    source = _at_buffer_end(values, 5)
     expected = np.ascontiguousarray(np.transpose(values, axes))
     result_buffer = np.zeros(expected.nbytes + 32, np.uint8)
     out = result_buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
@@ -315,17 +333,10 @@ def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
 def test_ragged_gathered_runs(shape, axes, width, num_threads, byte_shuffles):
     values = _values(shape, width)
     # The source ends its buffer: a shuffle window of the shorter last run
-    # must not read past it.
-    x = np.empty(values.size + 3, values.dtype)[3:].reshape(shape)
-    x[...] = values
-    expected = np.ascontiguousarray(np.transpose(values, axes))
-    # The destination is followed by zeros: the shorter piece must not be
-    # written as a whole one.
-    buffer = np.zeros(expected.nbytes + 64, np.uint8)
-    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
-    fb.transpose(x, axes, out=out, num_threads=num_threads)
-    assert _same(out, expected)
-    assert not buffer[expected.nbytes:].any()
+    # must not read past it. The destination is followed by zeros: the
+    # shorter piece must not be written as a whole one.
+    _transpose_into_fenced_out(_at_buffer_end(values, 3), axes,
+                               np.ascontiguousarray(np.transpose(values, axes)), (num_threads,))
     plan = _plan(shape, axes, width)
     assert plan["kernel"] == "gather"
     assert 0 < plan["last_row_items"] < plan["row_items"]
@@ -419,13 +430,7 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, by
     x = _values(shape, width)
     expected = np.ascontiguousarray(np.transpose(x, axes))
     # The rows end a buffer, so a write past a run's end would show.
-    buffer = np.zeros(expected.nbytes + 64, np.uint8)
-    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
-    for num_threads in (1, 2):
-        out[...] = np.zeros(1, out.dtype)
-        fb.transpose(x, axes, out=out, num_threads=num_threads)
-        assert _same(out, expected)
-    assert not buffer[expected.nbytes:].any()
+    _transpose_into_fenced_out(x, axes, expected, (1, 2))
 
 
 @pytest.mark.parametrize("width", [1, 2, 4])
@@ -454,17 +459,8 @@ def test_repeating_pieces_run_from_registers(shape, axes, periods, width, byte_s
         assert plan["shuffle_period"] == plan["periodic_pieces"] == 0
     values = _values(shape, width)
     # The source ends its buffer and the destination is followed by zeros.
-    source = np.empty(values.size + 5, values.dtype)
-    x = source[5:].reshape(shape)
-    x[...] = values
-    expected = np.ascontiguousarray(np.transpose(values, axes))
-    buffer = np.zeros(expected.nbytes + 64, np.uint8)
-    out = buffer[:expected.nbytes].view(expected.dtype).reshape(expected.shape)
-    for num_threads in (1, 2):
-        out[...] = np.zeros(1, out.dtype)
-        fb.transpose(x, axes, out=out, num_threads=num_threads)
-        assert _same(out, expected)
-    assert not buffer[expected.nbytes:].any()
+    _transpose_into_fenced_out(_at_buffer_end(values, 5), axes,
+                               np.ascontiguousarray(np.transpose(values, axes)), (1, 2))
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24])

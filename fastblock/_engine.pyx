@@ -158,8 +158,7 @@ cdef struct Plan:
     # (gather: their source offsets, over a tile of b).
     bint transpose
     bint transpose_staged       # through a buffer (source runs far apart)
-    bint rows_apart             # the rows of a transpose are far apart in the destination
-    bint transpose_streams      # its register tiles stream their whole lines (no stage)
+    intp source_ahead           # a streamed transpose asks for its source this far on
     intp a_in, b_in
     intp b_shift                # the first b tile is this many items short (line_phase)
     intp transpose_rows[TRANSPOSE_MAX]
@@ -322,20 +321,6 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     for i in range(b_in * tile_b):
         span = imax(span, iabs(p.gather[i]))
     p.transpose_staged = span + a_in * tile_a * w > 2 * a_in * tile_a * b_in * tile_b * w
-    # Items of 1 to 8 bytes stream from their register tiles when the
-    # destination streams (transpose_streams, set by build_plan). Rows of
-    # other items stream through the stage only when far apart (more than
-    # twice their whole length, and 1 KiB): their whole lines stream
-    # (run_streamed), and rows near each other keep the rule of other rows.
-    # Streaming the lines of rows a few hundred bytes apart lost (4-D
-    # space_to_depth depth_first channels_last C=16 bs=3 complex128: 0.63 ->
-    # 1.03 x np.copyto; 4-D depth_to_space depth_first C=64 bs=4
-    # complex128, 1 KiB rows side by side: 0.71 -> 0.95).
-    p.rows_apart = True
-    for i in range(1, a_in * tile_a):
-        if iabs(p.transpose_rows[i] - p.transpose_rows[i - 1]) < imax(STREAM_MIN_ROW, 2 * b_in * ext[b] * w):
-            p.rows_apart = False
-            break
     p.transpose = True
     p.a_in = a_in
     p.b_in = b_in
@@ -837,12 +822,6 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
             p.dst_step[p.n_loop] = ds[i]
             p.n_loop += 1
     n_tiles_a = (p.n_a + p.tile_a - 1) // p.tile_a
-    # A streamed transpose of 1- to 8-byte items stores the whole lines its
-    # register tiles fill by streaming stores, with no stage (2-D 4096 x
-    # 4096 transposes, 64 MiB, 2 threads: float32 1.17 -> 0.66 x np.copyto,
-    # float64 1.25 -> 0.51, uint8 3.2 -> 0.98).
-    p.transpose_streams = p.stream and p.transpose and (p.width == 1 or p.width == 2 or p.width == 4
-                                                        or p.width == 8)
     p.b_shift = line_phase(p, dst) if p.transpose else 0
     n_tiles_b = (p.n_b + p.b_shift + p.tile_b - 1) // p.tile_b
     if n_tiles_a == 1 and n_tiles_b == 1 and not p.gather_len and not p.lanes.n_lanes and not p.transpose:
@@ -858,6 +837,13 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
     p.n_loop += 2
     if p.transpose:
         follow_source(p)
+        # The innermost loop axis that moves goes to the next block: two
+        # of its steps on is the block after that.
+        p.source_ahead = 0
+        for i in range(p.n_loop - 1, -1, -1):
+            if p.extent[i] > 1:
+                p.source_ahead = 2 * p.src_step[i]
+                break
     p.n_iter = 1
     for i in range(p.n_loop):
         p.n_iter *= p.extent[i]
@@ -901,18 +887,14 @@ cdef intp line_phase(const Plan* p, const char* dst) noexcept nogil:
     the other tiles start on a cache line of the destination (0: none).
 
     NumPy's large arrays start 16 bytes past a line, so tiles counted from
-    a row's first item never write whole lines: with rows far apart, whose
-    whole lines stream (run_streamed), a 512-byte row then streams 6 of its
-    9 lines, and 7 with the phase (Fortran-order space_to_depth float32:
-    1.38 -> 1.18-1.26 x np.copyto); tiles that stream from their registers
-    stream none of a 256-byte row's 5 lines (2-D float32 4096 x 4096
-    transpose: 1.46 -> 0.67). Only for those two (rows near each other
-    stream by other rules: 5-D depth_to_space depth_first channels_last
-    C=64 bs=4 complex128 lost, 0.83 -> 0.99), and where every block starts
-    at the same place in a line: every row and loop step is whole lines,
-    and so is a tile."""
+    a row's first item never write whole lines: streamed (stream_transpose,
+    whole lines only), a 512-byte row then streams 6 of its 9 lines, and 7
+    with the phase (Fortran-order space_to_depth float32: 1.38 -> 1.18-1.26
+    x np.copyto), a 256-byte row 3 of 5 and 4 (2-D float32 4096 x 4096, one
+    thread: 3.1 -> 1.7). Only where every block starts at the same place in
+    a line: every row and loop step is whole lines, and so is a tile."""
     cdef intp item = p.width * p.b_in, lead, i    # bytes of one index of b
-    if not (p.rows_apart or p.transpose_streams) or p.dst_b != item or (p.tile_b * item) % CACHE_LINE != 0 \
+    if not p.stream or p.dst_b != item or (p.tile_b * item) % CACHE_LINE != 0 \
             or p.tile_b >= p.n_b:
         return 0
     if p.dst_a % CACHE_LINE != 0:
@@ -995,7 +977,7 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
     split, source for an interleave), the destination rows of a transpose."""
     if p.transpose:
         transpose_block(dst, src, size_a * p.a_in, size_b * p.b_in, offsets, p.gather, p.width,
-                        p.transpose_staged, p.transpose_streams)
+                        p.transpose_staged)
     elif p.gather_len and program.n_pieces:
         shuffle_rows(program, dst, src, size_a, dst_a, p.src_a)
     elif p.gather_len:
@@ -1015,20 +997,15 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     not whole rows that fit the stage, or its rows are short and apart.
     ``stream_end``: where the last streamed row ended (updated)."""
     cdef intp row_bytes, n_rows = size_a, i, lanes = p.lanes.n_lanes, chunk
-    # Rows placed by a table (the lanes of a split, every 'table_rows' rows;
-    # the rows of a transpose, all of them), else dst_a apart.
+    # Rows placed by a table (the lanes of a split, every 'table_rows'
+    # rows), else dst_a apart.
     cdef const intp* table = NULL
     cdef intp table_rows = 0
     cdef intp staged_offset[TRANSPOSE_MAX]
-    cdef char* row
     cdef bint streams
-    if p.transpose_streams:
-        return False
     if p.transpose:
-        row_bytes = size_b * p.b_in * p.width
-        n_rows = table_rows = size_a * p.a_in
-        table = &p.transpose_rows[0]
-    elif p.gather_len:
+        return stream_transpose(p, dst, src, size_a, size_b, stage)
+    if p.gather_len:
         row_bytes = run * p.width
     elif lanes and not p.lanes.interleave:
         row_bytes = size_b * p.width
@@ -1045,11 +1022,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
         return False
     if n_rows * row_bytes > STAGE_BYTES:
         return False
-    if p.transpose and p.rows_apart:
-        # Rows far apart: their whole lines stream, their end lines do not.
-        if row_bytes < 2 * CACHE_LINE:
-            return False
-    elif table != NULL:
+    if table != NULL:
         # Rows apart: each must be long or whole lines.
         if row_bytes < STREAM_MIN_ROW:
             if not whole_lines(dst, p.dst_a, row_bytes):
@@ -1064,7 +1037,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
         stream_end[0] = dst + (size_a - 1) * p.dst_a + row_bytes
         if not streams:
             return False
-    if not p.gather_len and not lanes and not p.transpose and p.src_b == p.width:
+    if not p.gather_len and not lanes and p.src_b == p.width:
         # Contiguous on both sides: stream straight from the source.
         for i in range(size_a):
             fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
@@ -1074,11 +1047,8 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
             staged_offset[i] = i * row_bytes
         run_kernel(p, program, run, stage, src, size_a, size_b, table_rows * row_bytes, staged_offset)
         for i in range(n_rows):
-            row = dst + (i // table_rows) * p.dst_a + table[i % table_rows]
-            if p.transpose and p.rows_apart:
-                fb_stream_lines(row, stage + i * row_bytes, row_bytes)
-            else:
-                fb_stream_copy(row, stage + i * row_bytes, row_bytes)
+            fb_stream_copy(dst + (i // table_rows) * p.dst_a + table[i % table_rows],
+                           stage + i * row_bytes, row_bytes)
         return True
     # Gathered runs go a row at a time if their rows are longer than a
     # chunk; block kernels keep such blocks whole (they lost 0.09, rows of
@@ -1089,6 +1059,43 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
         stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
     else:
         stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, chunk, stage)
+    return True
+
+
+cdef bint stream_transpose(const Plan* p, char* dst, const char* src, intp size_a, intp size_b,
+                           char* stage) noexcept nogil:
+    """``run_streamed`` for a transpose block: into the stage in source
+    order (``fb_transpose_runs``, which asks for the source of the block two
+    blocks on), then out by streaming stores, the partial lines at the ends
+    of its rows by ordinary ones; rows side by side go as one span. False
+    (nothing done) when the block does not fit the stage, or its rows are
+    apart and under two lines long.
+
+    Streaming from the register tiles instead wrote 16 bytes of many lines
+    at a time, after a copy of the source runs into a buffer: 64 MiB, x
+    np.copyto, in-process A/B on the CI machine, two threads (one): 2-D
+    float32 4096 x 4096 2.48 -> 0.77 (4.22 -> 1.22), uint8 1.59 -> 1.23,
+    complex128 1.54 -> 0.70, Fortran-order float32 depth_to_space 1.97 ->
+    0.63. The requests two blocks ahead keep more source lines coming than
+    the tiles' own misses (a C model of the float32 case, one thread: 10.4
+    -> 5.3 ms, np.copyto 4.8)."""
+    cdef intp row_bytes = size_b * p.b_in * p.width, n_rows = size_a * p.a_in, i
+    cdef bint span = True
+    if n_rows * row_bytes > STAGE_BYTES:
+        return False
+    for i in range(n_rows):
+        if p.transpose_rows[i] != i * row_bytes:
+            span = False
+            break
+    if not span and row_bytes < 2 * CACHE_LINE:
+        return False
+    fb_transpose_runs(stage, src, n_rows, size_b * p.b_in, p.gather, row_bytes, p.width,
+                      p.source_ahead if prefetch_enabled else 0)
+    if span:
+        fb_stream_lines(dst, stage, n_rows * row_bytes)
+    else:
+        for i in range(n_rows):
+            fb_stream_lines(dst + p.transpose_rows[i], stage + i * row_bytes, row_bytes)
     return True
 
 
@@ -1328,6 +1335,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "streams": bool(plan.stream),
         "staged": bool(plan.transpose and plan.transpose_staged),
         "first_tile_short_by": plan.b_shift * plan.b_in if plan.transpose else 0,
+        "source_ahead": plan.source_ahead if plan.transpose else 0,
     }
 
 

@@ -17,9 +17,14 @@
 # items at a time (G = 16 / item bytes: 16 bytes, 8 two-byte items, 4
 # float32, 2 float64) into SSE2 registers, transposed by unpacks, and each
 # register stored as 16 bytes of one destination row. Other item sizes, and
-# the block's edges, go item by item. When the destination streams, the
-# tiles that fill whole lines of their rows store them by streaming stores
-# (the rest as usual); the plan walks the blocks in source order.
+# the block's edges, go item by item.
+#
+# A streamed destination takes the block through a stage instead
+# (fb_transpose_runs, run by stream_transpose): the tiles go G source runs
+# at a time, each run read start to end in place (only G source lines in
+# use, so no copy first), into packed destination rows that then stream
+# out in whole lines; each run's lines two blocks on are asked for in L2
+# as it is finished, the plan walking the blocks in source order.
 
 cdef extern from *:
     """
@@ -122,87 +127,32 @@ cdef extern from *:
     }
     #endif
 
-    /* The byte range [lo, hi) from each of the G rows' starts d[k] that
-       is whole lines in every row, for rows of n bytes: the tiles there
-       may stream. Empty unless the rows share their place in a line and
-       that place is 16-byte aligned (the streamed stores' own). */
-    static inline __attribute__((always_inline))
-    void fb_streamed_span(char *const *d, int G, Py_ssize_t n, Py_ssize_t *lo, Py_ssize_t *hi) {
-        const uintptr_t phase = (uintptr_t)d[0] & 63;
-        Py_ssize_t end;
-        int k;
-        *lo = *hi = 0;
-        if (phase & 15)
-            return;
-        for (k = 1; k < G; k++)
-            if (((uintptr_t)d[k] & 63) != phase)
-                return;
-        end = (Py_ssize_t)((phase + (uintptr_t)n) & ~(uintptr_t)63) - (Py_ssize_t)phase;
-        *lo = (Py_ssize_t)((64 - phase) & 63);
-        *hi = end > *lo ? end : *lo;
-    }
-
     /* A block into destination rows, G x G register tiles where the item
-       size has them, then the edges item by item. With `stream`, the
-       tiles that fill whole lines of their rows store them by streaming
-       stores: each tile writes 16 bytes of G rows, so G lines fill at
-       once, one 16-byte store after another (for G up to 4; beyond, a
-       line of each row at a time). */
+       size has them, then the edges item by item: a row's tiles one after
+       another, so the destination is written in order. */
     static inline __attribute__((always_inline)) FB_SSE2
     void fb_transpose_rows_w(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t n_items,
                              const Py_ssize_t *item_offset, const Py_ssize_t *row_offset,
-                             const Py_ssize_t W, const int stream) {
+                             const Py_ssize_t W) {
     #if FB_TRANSPOSE_SIMD
         if (W == 1 || W == 2 || W == 4 || W == 8) {
             const int G = 16 / (int)W;
             const Py_ssize_t whole_items = n_items - n_items % G;
-            Py_ssize_t a, b, lo = 0, hi = 0;
+            Py_ssize_t a, b;
             int k;
-            #define FB_TILES(B0, B1, STORE)                                                 \
-                for (b = (B0); b < (B1); b += G) {                                          \
-                    __m128i r[16];                                                          \
-                    fb_tile(r, src, item_offset, a, b, W, G);                               \
-                    FB_UNROLL                                                               \
-                    for (k = 0; k < G; k++)                                                 \
-                        STORE((__m128i *)(d[k] + b * W), r[k]);                             \
-                }
             for (a = 0; a + G <= n_rows; a += G) {
                 char *d[16];
                 FB_UNROLL
                 for (k = 0; k < G; k++)
                     d[k] = dst + row_offset[a + k];
-                if (stream) {
-                    fb_streamed_span(d, G, whole_items * W, &lo, &hi);
-                    lo /= W;
-                    hi /= W;
+                for (b = 0; b < whole_items; b += G) {
+                    __m128i r[16];
+                    fb_tile(r, src, item_offset, a, b, W, G);
+                    FB_UNROLL
+                    for (k = 0; k < G; k++)
+                        _mm_storeu_si128((__m128i *)(d[k] + b * W), r[k]);
                 }
-                FB_TILES(0, lo, _mm_storeu_si128)
-                if (G <= 4) {
-                    FB_TILES(lo, hi, _mm_stream_si128)
-                } else {
-                    /* 8 or 16 rows a tile: more lines than the core fills
-                       at once (2-D uint8 transpose streamed tile by tile:
-                       5.9 x np.copyto). A line of each row is gathered
-                       first, then streamed whole. */
-                    for (b = lo; b < hi; b += 64 / W) {
-                        __m128i line[16][4];
-                        int q;
-                        for (q = 0; q < 4; q++) {
-                            __m128i r[16];
-                            fb_tile(r, src, item_offset, a, b + q * G, W, G);
-                            FB_UNROLL
-                            for (k = 0; k < G; k++)
-                                line[k][q] = r[k];
-                        }
-                        FB_UNROLL
-                        for (k = 0; k < G; k++)
-                            for (q = 0; q < 4; q++)
-                                _mm_stream_si128((__m128i *)(d[k] + b * W + 16 * q), line[k][q]);
-                    }
-                }
-                FB_TILES(hi, whole_items, _mm_storeu_si128)
             }
-            #undef FB_TILES
             /* The items after the last whole tile, then the rows after it. */
             fb_transpose_items(dst, src, 0, a, whole_items, n_items, item_offset, row_offset, W);
             fb_transpose_items(dst, src, a, n_rows, 0, n_items, item_offset, row_offset, W);
@@ -212,25 +162,106 @@ cdef extern from *:
         fb_transpose_items(dst, src, 0, n_rows, 0, n_items, item_offset, row_offset, W);
     }
 
+    /* Ask for the lines of [p, p + n) in L2, ahead of their use. */
+    static inline __attribute__((always_inline))
+    void fb_prefetch_run(const char *p, Py_ssize_t n) {
+    #if defined(__GNUC__) || defined(__clang__)
+        Py_ssize_t i;
+        for (i = 0; i < n; i += 64)
+            __builtin_prefetch(p + i, 0, 2);
+        __builtin_prefetch(p + n - 1, 0, 2);
+    #else
+        (void)p; (void)n;
+    #endif
+    }
+
+    /* A block into a stage of packed destination rows (row r at dst + r *
+       row_bytes), in source order: G source runs at a time (register tiles
+       where the item size has them, else a run at a time), each read from
+       its start to its end, so only G source lines are in use at once
+       wherever the runs lie (no copy of the runs first). After each run is
+       used, its lines `ahead` bytes further on are asked for in L2 (0:
+       none): the runs of the block the plan runs two blocks later. */
+    static inline __attribute__((always_inline)) FB_SSE2
+    void fb_transpose_runs_w(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t n_items,
+                             const Py_ssize_t *item_offset, Py_ssize_t row_bytes,
+                             const Py_ssize_t W, Py_ssize_t ahead) {
+        const Py_ssize_t run = n_rows * W;
+        Py_ssize_t a, b = 0;
+        int k;
+    #if FB_TRANSPOSE_SIMD
+        if (W == 1 || W == 2 || W == 4 || W == 8) {
+            const int G = 16 / (int)W;
+            const Py_ssize_t whole_rows = n_rows - n_rows % G;
+            for (; b + G <= n_items; b += G) {
+                const char *runs[16];
+                FB_UNROLL
+                for (k = 0; k < G; k++)
+                    runs[k] = src + item_offset[b + k];
+                for (a = 0; a < whole_rows; a += G) {
+                    __m128i r[16];
+                    char *d = dst + a * row_bytes + b * W;
+                    FB_UNROLL
+                    for (k = 0; k < G; k++)
+                        r[k] = _mm_loadu_si128((const __m128i *)(runs[k] + a * W));
+                    fb_transpose_registers(r, G);
+                    FB_UNROLL
+                    for (k = 0; k < G; k++)
+                        _mm_storeu_si128((__m128i *)(d + k * row_bytes), r[k]);
+                }
+                for (a = whole_rows; a < n_rows; a++)
+                    for (k = 0; k < G; k++)
+                        fb_move_item(dst + a * row_bytes + (b + k) * W, runs[k] + a * W, W);
+                if (ahead)
+                    for (k = 0; k < G; k++)
+                        fb_prefetch_run(runs[k] + ahead, run);
+            }
+        }
+    #endif
+        for (; b < n_items; b++) {
+            const char *from = src + item_offset[b];
+            for (a = 0; a < n_rows; a++)
+                fb_move_item(dst + a * row_bytes + b * W, from + a * W, W);
+            if (ahead)
+                fb_prefetch_run(from + ahead, run);
+        }
+    }
+
+    static FB_SSE2 void fb_transpose_runs(char *dst, const char *src, Py_ssize_t n_rows,
+                                          Py_ssize_t n_items, const Py_ssize_t *item_offset,
+                                          Py_ssize_t row_bytes, Py_ssize_t width, Py_ssize_t ahead) {
+        #define FB_RUNS(W) fb_transpose_runs_w(dst, src, n_rows, n_items, item_offset, row_bytes, W, ahead)
+        switch (width) {
+        case 1: FB_RUNS(1); break;
+        case 2: FB_RUNS(2); break;
+        case 4: FB_RUNS(4); break;
+        case 8: FB_RUNS(8); break;
+        case 16: FB_RUNS(16); break;
+        default: FB_RUNS(width);
+        }
+        #undef FB_RUNS
+    }
+
     static FB_SSE2 void fb_transpose_rows(char *dst, const char *src, Py_ssize_t n_rows,
                                           Py_ssize_t n_items, const Py_ssize_t *item_offset,
-                                          const Py_ssize_t *row_offset, Py_ssize_t width,
-                                          int stream) {
-        #define FB_ROWS(W, S) fb_transpose_rows_w(dst, src, n_rows, n_items, item_offset, row_offset, W, S)
+                                          const Py_ssize_t *row_offset, Py_ssize_t width) {
+        #define FB_ROWS(W) fb_transpose_rows_w(dst, src, n_rows, n_items, item_offset, row_offset, W)
         switch (width) {
-        case 1: if (stream) FB_ROWS(1, 1); else FB_ROWS(1, 0); break;
-        case 2: if (stream) FB_ROWS(2, 1); else FB_ROWS(2, 0); break;
-        case 4: if (stream) FB_ROWS(4, 1); else FB_ROWS(4, 0); break;
-        case 8: if (stream) FB_ROWS(8, 1); else FB_ROWS(8, 0); break;
-        case 16: FB_ROWS(16, 0); break;
+        case 1: FB_ROWS(1); break;
+        case 2: FB_ROWS(2); break;
+        case 4: FB_ROWS(4); break;
+        case 8: FB_ROWS(8); break;
+        case 16: FB_ROWS(16); break;
         default: fb_transpose_items(dst, src, 0, n_rows, 0, n_items, item_offset, row_offset, width);
         }
         #undef FB_ROWS
     }
     """
     void fb_transpose_rows(char* dst, const char* src, intp n_rows, intp n_items,
-                           const intp* item_offset, const intp* row_offset, intp width,
-                           int stream) noexcept nogil
+                           const intp* item_offset, const intp* row_offset, intp width) noexcept nogil
+    void fb_transpose_runs(char* dst, const char* src, intp n_rows, intp n_items,
+                           const intp* item_offset, intp row_bytes, intp width,
+                           intp ahead) noexcept nogil
 
 
 cdef enum:
@@ -244,21 +275,35 @@ cdef enum:
 
 cdef inline void transpose_block(char* dst, const char* src, intp n_rows, intp n_items,
                                  const intp* row_offset, const intp* item_offset,
-                                 intp width, bint staged, bint stream) noexcept nogil:
+                                 intp width, bint staged) noexcept nogil:
     """One transpose block: ``n_items`` source runs of ``n_rows`` items (run
     ``c`` at ``src + item_offset[c]``) become ``n_rows`` destination rows of
     ``n_items`` contiguous items (row ``r`` at ``dst + row_offset[r]``);
     through the buffer if ``staged`` (then ``n_rows * n_items * width`` is
-    at most TRANSPOSE_BYTES); with ``stream``, the whole lines that 1- to
-    8-byte items fill go by streaming stores (the caller fences)."""
+    at most TRANSPOSE_BYTES). Streamed blocks go by ``fb_transpose_runs``
+    instead (``stream_transpose``)."""
     cdef uint64_t buffer[TRANSPOSE_WORDS]
     cdef intp buffer_offset[TRANSPOSE_MAX]
     cdef char* copied = <char*>buffer
     cdef intp run = n_rows * width, c
     if not staged:
-        fb_transpose_rows(dst, src, n_rows, n_items, item_offset, row_offset, width, stream)
+        fb_transpose_rows(dst, src, n_rows, n_items, item_offset, row_offset, width)
         return
     for c in range(n_items):
         memcpy(copied + c * run, src + item_offset[c], <size_t>run)
         buffer_offset[c] = c * run
-    fb_transpose_rows(dst, copied, n_rows, n_items, buffer_offset, row_offset, width, stream)
+    fb_transpose_rows(dst, copied, n_rows, n_items, buffer_offset, row_offset, width)
+
+
+# Whether streamed transposes ask for their source ahead (fb_prefetch_run).
+cdef bint prefetch_enabled = True
+
+
+def set_prefetch(bint enabled):
+    """Let streamed transposes ask for their source two blocks ahead in plans
+    run from now on; return the previous setting. For benchmarks."""
+    global prefetch_enabled
+    before = prefetch_enabled
+    prefetch_enabled = enabled
+    return before
+

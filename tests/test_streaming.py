@@ -130,6 +130,7 @@ def test_nchw_vect_c_streamed(op_name, mode, bs, dtype, offset):
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 6, 8, 12, 16, 24, 40, 96, 300])
 @pytest.mark.parametrize("shape, axes", [
     ((300, 200), (1, 0)),                 # staged transpose tiles
+    ((20, 3, 30, 3, 16), (0, 2, 4, 1, 3)),  # transpose rows side by side (16 bytes and up)
     ((6, 500, 2), (0, 2, 1)),             # two lanes interleaved
     ((6, 4, 500), (0, 2, 1)),             # four lanes split
     ((40, 2, 90, 2, 3), (0, 2, 4, 1, 3)),  # gathered runs

@@ -977,7 +977,7 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
     split, source for an interleave), the destination rows of a transpose."""
     if p.transpose:
         transpose_block(dst, src, size_a * p.a_in, size_b * p.b_in, offsets, p.gather, p.width,
-                        p.transpose_staged)
+                        p.transpose_staged, p.source_ahead if prefetch_enabled else 0)
     elif p.gather_len and program.n_pieces:
         shuffle_rows(program, dst, src, size_a, dst_a, p.src_a)
     elif p.gather_len:

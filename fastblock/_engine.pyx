@@ -158,7 +158,7 @@ cdef struct Plan:
     # (gather: their source offsets, over a tile of b).
     bint transpose
     bint transpose_staged       # through a buffer (source runs far apart)
-    intp source_ahead           # a streamed transpose asks for its source this far on
+    intp source_ahead           # a transpose asks for its source this far on (0: not)
     intp a_in, b_in
     intp b_shift                # the first b tile is this many items short (line_phase)
     intp transpose_rows[TRANSPOSE_MAX]
@@ -841,7 +841,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         # of its steps on is the block after that.
         p.source_ahead = 0
         for i in range(p.n_loop - 1, -1, -1):
-            if p.extent[i] > 1:
+            if p.extent[i] > 1 and prefetch_enabled:
                 p.source_ahead = 2 * p.src_step[i]
                 break
     p.n_iter = 1
@@ -977,7 +977,7 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
     split, source for an interleave), the destination rows of a transpose."""
     if p.transpose:
         transpose_block(dst, src, size_a * p.a_in, size_b * p.b_in, offsets, p.gather, p.width,
-                        p.transpose_staged, p.source_ahead if prefetch_enabled else 0)
+                        p.transpose_staged, p.source_ahead)
     elif p.gather_len and program.n_pieces:
         shuffle_rows(program, dst, src, size_a, dst_a, p.src_a)
     elif p.gather_len:
@@ -1090,7 +1090,7 @@ cdef bint stream_transpose(const Plan* p, char* dst, const char* src, intp size_
     if not span and row_bytes < 2 * CACHE_LINE:
         return False
     fb_transpose_runs(stage, src, n_rows, size_b * p.b_in, p.gather, row_bytes, p.width,
-                      p.source_ahead if prefetch_enabled else 0)
+                      p.source_ahead)
     if span:
         fb_stream_lines(dst, stage, n_rows * row_bytes)
     else:
@@ -1295,9 +1295,11 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     ``loop`` (the outer loop's extents, outermost first, and
     ``loop_source_steps`` their source steps in bytes), ``streams`` (whether the
     destination is streamed: only for a ``dst_array`` whose data the copy
-    would write), ``staged`` (a transpose through a buffer) and
+    would write), ``staged`` (a transpose through a buffer),
     ``first_tile_short_by`` (items a transpose's first tile of each row
-    lacks, so that the others start on a line). For tests and tuning."""
+    lacks, so that the others start on a line) and ``source_ahead`` (bytes
+    past its own source at which a transpose block asks for the source of
+    the block two on; 0: none). For tests and tuning."""
     cdef Plan plan
     cdef intp ext[MAX_INPUT_AXES]
     cdef intp ss[MAX_INPUT_AXES]

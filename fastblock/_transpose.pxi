@@ -17,7 +17,8 @@
 # items at a time (G = 16 / item bytes: 16 bytes, 8 two-byte items, 4
 # float32, 2 float64) into SSE2 registers, transposed by unpacks, and each
 # register stored as 16 bytes of one destination row. Other item sizes, and
-# the block's edges, go item by item.
+# the block's edges, go item by item. Each run copied asks for its lines
+# two blocks on in L2 (fb_prefetch_run).
 #
 # A streamed destination takes the block through a stage instead
 # (fb_transpose_runs, run by stream_transpose): the tiles go G source runs
@@ -308,8 +309,8 @@ cdef bint prefetch_enabled = True
 
 
 def set_prefetch(bint enabled):
-    """Let transposes ask for their source two blocks ahead from now on;
-    return the previous setting. For benchmarks."""
+    """Let transposes ask for their source two blocks ahead in plans built
+    from now on; return the previous setting. For benchmarks."""
     global prefetch_enabled
     before = prefetch_enabled
     prefetch_enabled = enabled

@@ -28,11 +28,11 @@
 # the run's end, over pixels already moved (the same bytes written again);
 # only runs shorter than a group go item by item (and the pixels after the
 # last whole group of fb_wide_lines, below). Item by item, the 8 pixels
-# past 48 of a 56-pixel row of 12 byte lanes took a third of the time
-# (in-process A/B, one thread, x np.copyto: 1 MiB depth_to_space
-# depth_first NCHW_VECT_C bs 3 uint8 6.23 -> 4.78, space_to_depth uint8
-# [8, 3, 300, 300] bs 2 3.05 -> 2.40; two threads 3.06 -> 2.37, 1.68 ->
-# 1.33).
+# past 48 of a 56-pixel row of 12 byte lanes took a third of the lane
+# kernel's perf samples in 1 MiB space_to_depth depth_first NCHW_VECT_C
+# bs 3 uint8. In-process A/B, x np.copyto, one thread: depth_to_space of
+# that 6.23 -> 4.78, space_to_depth uint8 [8, 3, 300, 300] bs 2 3.05 ->
+# 2.40; two threads 3.06 -> 2.37, 1.68 -> 1.33.
 #
 # Items of 4 and 8 bytes (float32, float64), and more than 16 bytes of
 # lanes of 1- or 2-byte items, take the register transposes alone: a

@@ -83,9 +83,9 @@ LARGE_CASE_COUNT = len(_BLOCK_GRID) + 5
 
 def _large_cases() -> Iterator[Case]:
     """The target-1 cases, each built when asked for: together their inputs
-    hold 4.4 GiB, and a process holding them got fewer huge pages for its
-    new results (target 2: a new space_to_depth result 2.09 x np.copyto
-    against 1.31)."""
+    hold 4.4 GiB, which a process measuring new results (target 2) should
+    not carry (a new space_to_depth result took 2.09 x np.copyto in a
+    process holding them all, 1.31 in a fresh one; one run each)."""
     for op, mode, (layout, channels), bs, dtype in _BLOCK_GRID:
         yield _block_case(op, mode, layout, channels, bs, dtype, LARGE)
     yield _block_case("s2d", "blocks_first", "channels_first", 8, 2, np.float32, LARGE, rank=5)

@@ -225,22 +225,13 @@ cdef extern from *:
         FB_UNROLL
         for (l = 0; l < Q * G; l++)
             lane[l] = lane_in[l < L ? l : L - 1];
-        /* A run that is not whole groups ends with a group that ends at its
-           end, over pixels already moved (fb_lanes_row). */
-        if (!padded) {
-            for (i = 0; i + G <= n; i += G)
-                fb_wide_group(dst, src, i, L, lane, interleave, W, Q, 0, 0);
-            if (i < n && n >= G) {
-                fb_wide_group(dst, src, n - G, L, lane, interleave, W, Q, 0, 0);
-                i = n;
-            }
-        } else {
-            for (i = 0; i + G < n; i += G)
-                fb_wide_group(dst, src, i, L, lane, interleave, W, Q, 1, 0);
-            if (n >= G) {
-                fb_wide_group(dst, src, n - G, L, lane, interleave, W, Q, 1, 1);
-                i = n;
-            }
+        /* The last group ends at the run's end, over pixels already moved
+           where the run is not whole groups (fb_lanes_row). */
+        for (i = 0; i + G < n; i += G)
+            fb_wide_group(dst, src, i, L, lane, interleave, W, Q, padded, 0);
+        if (n >= G) {
+            fb_wide_group(dst, src, n - G, L, lane, interleave, W, Q, padded, padded);
+            i = n;
         }
         fb_lanes_tail(dst, src, i, n, L, lane, interleave, W);
     }
@@ -355,23 +346,22 @@ cdef extern from *:
         int l, q;
         for (l = 0; l < Q * G; l++)
             lane[l] = lane_in[l < L ? l : L - 1];
-        /* A run that is not whole groups ends with a group that ends at its
-           end, over pixels already moved (fb_lanes_row). */
-        for (i = 0; i + G <= n || (i < n && n >= G); i += G) {
-            if (i + G > n)
-                i = n - G;
+        for (i = 0; i + G <= n; i += G) {
             if (!padded) {
                 for (q = 0; q < Q; q++)
                     fb_wide_block(dst, src, i, L, lane, q, interleave, W, 0);
-                continue;
-            }
-            if (i + G == n) {
-                fb_wide_block(dst, src, i, L, lane, last, interleave, W, last_bytes);
             } else {
-                fb_wide_block(dst, src, i, L, lane, last, interleave, W, 0);
+                if (i + G == n) {
+                    fb_wide_block(dst, src, i, L, lane, last, interleave, W, last_bytes);
+                } else {
+                    fb_wide_block(dst, src, i, L, lane, last, interleave, W, 0);
+                }
+                for (q = 0; q < last; q++)
+                    fb_wide_block(dst, src, i, L, lane, q, interleave, W, 0);
             }
-            for (q = 0; q < last; q++)
-                fb_wide_block(dst, src, i, L, lane, q, interleave, W, 0);
+            /* The last group ends at the run's end (fb_lanes_row). */
+            if (i + G < n && i + 2 * G > n)
+                i = n - 2 * G;
         }
         fb_lanes_tail(dst, src, i, n, L, lane, interleave, W);
     }

@@ -469,6 +469,27 @@ cdef enum:
     # Runs of a ragged split up to this long are the kernel's rows, several
     # a block (plan_kernels); longer ones run a block each.
     RAGGED_ROWS_MAX_BYTES = 1024
+    # A repeating shuffle program's run (plan_long_run) spans at most this
+    # many bytes of the destination or, where further, of the source
+    # (pixels x source step). AMD EPYC (Zen 4) CI machine, two threads,
+    # x np.copyto, in-process knob A/B of spans 2/4/8 KiB: 64 MiB
+    # depth_to_space depth_first channels_last C 3 bs 2 float32
+    # 0.59/0.61/0.68 (the table-sized runs 0.61): a block's two rows read
+    # the same source lines, which longer runs push out of L1; uint8
+    # 0.85/0.62/0.63 (0.90); space_to_depth blocks_first uint8
+    # 0.77/0.73/0.71 (1.13); 1 MiB 1.30/1.07/1.08 (1.76).
+    LONG_RUN_REACH = 4 * 1024
+
+
+cdef intp pieces_per_period(intp pixel_bytes) noexcept nogil:
+    """The fewest 64-byte shuffle pieces that hold whole pixels of
+    ``pixel_bytes`` bytes: the period of a run of such pixels."""
+    cdef intp a = pixel_bytes, b = WIDE_SHUFFLE_BYTES, t
+    while b:
+        t = a % b
+        a = b
+        b = t
+    return pixel_bytes // a
 
 
 cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
@@ -481,8 +502,10 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     then a divisor of the next contiguous axis (which is split in two). When
     that axis has no divisor near the best size (1182 = 6 * 197, say), it is
     split raggedly: its last piece is shorter, a prefix of the run
-    (``ragged_axis`` is the outer part's axis, else -1). The
-    offsets of the run's items in the source go into ``p.gather``. The
+    (``ragged_axis`` is the outer part's axis, else -1). Where the run's
+    shuffle program repeats, the pieces of that axis may be longer than
+    GATHER_MAX items (plan_long_run). The offsets of the run's items in
+    the source (up to GATHER_MAX) go into ``p.gather``. The
     kernel's rows step along the remaining axis with the smallest source
     step (``row_axis``), so rows that read the same source lines run back to
     back: for a ragged split of short runs, the split axis itself (its
@@ -492,6 +515,9 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     ``need_shuffle`` asks for a run that byte shuffles can build."""
     cdef int m = n_axes[0], k = m - 1, i, row = -1
     cdef intp run = 1, part = 1, rows = 1, j, offset, step, best_step = 0, ideal, n_pieces, tail = 0
+    cdef intp head_pixels, long_part, long_tail, pixel_reach
+    cdef bint long_runs
+    cdef const ShuffleProgram* pattern
     cdef intp digit[MAX_AXES]
     cdef intp digit_extent[MAX_AXES]
     cdef intp digit_step[MAX_AXES]
@@ -513,34 +539,20 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     # One strided axis is what the block kernel does already.
     if m - 1 - k < 2 and part == 1:
         return -1
-    for i in range(k + 1):
-        # The ragged axis stays a loop axis, and the pieces along it come
-        # one after another: rows may only step less in the source (rows
-        # that step further would walk the source in strips one piece wide).
-        if tail and (iabs(ss[i]) > iabs(ss[k] * part) if i != k
-                     else run * part * p.width > RAGGED_ROWS_MAX_BYTES):
-            continue
-        step = iabs(ss[i] * part) if i == k else iabs(ss[i])
-        if row < 0 or step < best_step:
-            row = i
-            best_step = step
-    if row >= 0:
-        rows = imin((ext[row] + part - 1) // part if row == k else ext[row],
-                    imax(1, p.block_bytes // (run * part * p.width)))
-    # The gathered block (rows of the run) must be much larger than the block.
-    if rows * run * part < 4 * block_items:
-        return -1
     # The run's source offsets, counted through the run's axes (the split
-    # part of axis k, then the whole axes after it) like an odometer.
+    # part of axis k, then the whole axes after it) like an odometer; for a
+    # split axis, as many of its pixels as the table holds (the head of a
+    # long run, and the prefix that a shorter last part runs).
+    head_pixels = imin(ext[k], GATHER_MAX // run) if part > 1 else 1
     n_digits = 0
     if part > 1:
-        digit_extent[0] = part; digit_step[0] = ss[k]; n_digits = 1
+        digit_extent[0] = head_pixels; digit_step[0] = ss[k]; n_digits = 1
     for i in range(k + 1, m):
         digit_extent[n_digits] = ext[i]; digit_step[n_digits] = ss[i]; digit[n_digits] = 0
         n_digits += 1
     digit[0] = 0
     offset = 0
-    for j in range(run * part):
+    for j in range(run * head_pixels):
         p.gather[j] = offset
         i = n_digits - 1
         while i >= 0:
@@ -554,9 +566,57 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.total_bytes * p.n_parts)
     if need_shuffle and p.shuffle.n_pieces == 0:
         return -1
-    # The last piece's run is the table's prefix (its outer digit is axis k's).
+    # A program that repeats can run parts longer than the table
+    # (plan_long_run): fewer, longer runs. The period shows in the part's
+    # program, or else in the whole table's (tail_shuffle serves to hold it).
+    long_runs = False
+    # (part > 1: axis k was split.)
+    pixel_reach = imax(run * p.width, iabs(ss[k])) if part > 1 else 0
+    if part > 1 and part < ext[k] and p.shuffle.n_pieces and part * pixel_reach < LONG_RUN_REACH \
+            and pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX:
+        pattern = &p.shuffle
+        if not p.shuffle.period and head_pixels > part:
+            plan_shuffle(&p.tail_shuffle, p.gather, run * head_pixels, p.width, p.total_bytes * p.n_parts)
+            pattern = &p.tail_shuffle
+        n_pieces = (ext[k] * pixel_reach + LONG_RUN_REACH - 1) // LONG_RUN_REACH
+        long_part = (ext[k] + n_pieces - 1) // n_pieces
+        long_tail = ext[k] - (n_pieces - 1) * long_part
+        if long_tail == long_part:
+            long_tail = 0
+        if pattern.period and long_part > part:
+            if plan_long_run(&p.shuffle, pattern, p.gather, head_pixels, long_part, run, ss[k],
+                             p.width, p.total_bytes * p.n_parts) and p.shuffle.n_pieces \
+                    and plan_long_run(&p.tail_shuffle, &p.shuffle, p.gather, head_pixels, long_tail,
+                                      run, ss[k], p.width, p.total_bytes * p.n_parts):
+                long_runs = True
+                part = long_part
+                tail = long_tail
+            else:
+                plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.total_bytes * p.n_parts)
+    if not long_runs:
+        # The last part's run is the table's prefix (its outer digit is axis k's).
+        plan_shuffle(&p.tail_shuffle, p.gather, run * tail, p.width, p.total_bytes * p.n_parts)
     p.gather_tail_len = run * tail
-    plan_shuffle(&p.tail_shuffle, p.gather, run * tail, p.width, p.total_bytes * p.n_parts)
+    for i in range(k + 1):
+        # The ragged axis stays a loop axis, and the pieces along it come
+        # one after another: rows may only step less in the source (rows
+        # that step further would walk the source in strips one piece wide).
+        if tail and (iabs(ss[i]) > iabs(ss[k] * part) if i != k
+                     else run * part * p.width > RAGGED_ROWS_MAX_BYTES):
+            continue
+        # A split into one part leaves no rows along it.
+        if i == k and part == ext[k] and part > 1:
+            continue
+        step = iabs(ss[i] * part) if i == k else iabs(ss[i])
+        if row < 0 or step < best_step:
+            row = i
+            best_step = step
+    if row >= 0:
+        rows = imin((ext[row] + part - 1) // part if row == k else ext[row],
+                    imax(1, p.block_bytes // (run * part * p.width)))
+    # The gathered block (rows of the run) must be much larger than the block.
+    if rows * run * part < 4 * block_items:
+        return -1
     ragged_axis[0] = k if tail else -1
     if part > 1:
         for i in range(m, k + 1, -1):
@@ -1325,12 +1385,14 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
                       else plan.tile_b * plan.b_in if plan.transpose else plan.tile_b),
         "last_row_items": (plan.gather_tail_len if plan.ragged_loop >= 0 or plan.ragged_rows
                            else None),
-        "shuffled_pieces": plan.shuffle.n_pieces if plan.gather_len else 0,
+        "shuffled_pieces": (plan.shuffle.n_pieces + plan.shuffle.lead_rounds * plan.shuffle.period
+                            if plan.gather_len else 0),
         "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
         "shuffle_piece_bytes": plan.shuffle.piece_bytes if plan.gather_len and plan.shuffle.n_pieces else 0,
         "shuffle_period": plan.shuffle.period if plan.gather_len and plan.shuffle.n_pieces else 0,
         "periodic_pieces": (plan.shuffle.segment_pieces * (plan.shuffle.n_segments - 1)
                             + plan.shuffle.last_segment_pieces
+                            + plan.shuffle.lead_rounds * plan.shuffle.period
                             if plan.gather_len and plan.shuffle.n_pieces and plan.shuffle.period else 0),
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
         "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),

@@ -11,7 +11,7 @@
 # Both copies stay inside the item, so no neighbour is touched.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 cdef extern from *:
     """

@@ -168,10 +168,12 @@ def test_small_block_cases_run_as_gathered_rows(shape, axes, width):
     assert plan["row_items"] * plan["rows"] >= 4 * 6
 
 
-def test_gathered_runs_split_their_outer_axis_by_a_divisor():
+def test_gathered_runs_split_their_outer_axis_by_a_divisor(request):
     # [100, 3] merge into 300 runs of 2 x 2 items: 1200 items do not fit the
     # 512-item table; 100 runs (the largest divisor of 300 up to 128) do.
-    assert _plan((100, 3, 2, 2), (0, 1, 3, 2), 1)["row_items"] == 400
+    # A program that repeats (the periodic kernel) runs all 1200 instead.
+    long_runs = request.node.callspec.params["byte_shuffles"] == "64-byte shuffles"
+    assert _plan((100, 3, 2, 2), (0, 1, 3, 2), 1)["row_items"] == (1200 if long_runs else 400)
 
 
 def test_large_blocks_keep_the_block_kernel():
@@ -330,7 +332,7 @@ def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     ((3, 2, 2364, 2, 3), (0, 2, 4, 1, 3)),
     ((3, 2, 2364, 3, 3), (0, 2, 4, 1, 3)),
 ])
-def test_ragged_gathered_runs(shape, axes, width, num_threads, byte_shuffles):
+def test_ragged_gathered_runs(shape, axes, width, num_threads, request):
     values = _values(shape, width)
     # The source ends its buffer: a shuffle window of the shorter last run
     # must not read past it. The destination is followed by zeros: the
@@ -339,7 +341,13 @@ def test_ragged_gathered_runs(shape, axes, width, num_threads, byte_shuffles):
                                np.ascontiguousarray(np.transpose(values, axes)), (num_threads,))
     plan = _plan(shape, axes, width)
     assert plan["kernel"] == "gather"
-    assert 0 < plan["last_row_items"] < plan["row_items"]
+    if plan["last_row_items"] is None:
+        # A program that repeats (bs 2: every 16 pixels) may run whole rows
+        # longer than the table (up to 4 KiB) instead.
+        assert request.node.callspec.params["byte_shuffles"] == "64-byte shuffles"
+        assert plan["shuffle_period"] and plan["row_items"] > 512
+    else:
+        assert 0 < plan["last_row_items"] < plan["row_items"]
 
 
 def test_blocks_that_end_a_source_row_are_followed_by_the_next_row():
@@ -443,9 +451,11 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, by
     ((1, 2, 5, 2, 24, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 3, 2: 1, 4: 1}),
     ((2, 1, 4, 2, 64, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 1, 2: 1, 4: 1}),
     # space_to_depth depth_first channels_last C 3 bs 2: every third piece
-    # repeats (16 pixels on); a run of 43 pixels of bytes is too short to.
+    # repeats (16 pixels on). A row of 43 pixels of bytes (516 items) is
+    # longer than the table: one run, its first period repeated by the
+    # periodic kernel, then the table's 42 pixels (too short to repeat).
     ((6, 2, 200, 2, 3), (0, 2, 4, 1, 3), {1: 3, 2: 3, 4: 3}),
-    ((6, 2, 43, 2, 3), (0, 2, 4, 1, 3), {1: 0, 2: 3, 4: 3}),
+    ((6, 2, 43, 2, 3), (0, 2, 4, 1, 3), {1: 3, 2: 3, 4: 3}),
 ])
 def test_repeating_pieces_run_from_registers(shape, axes, periods, width, byte_shuffles, request):
     # Programs of 64-byte pieces that repeat run by the periodic kernel
@@ -461,6 +471,45 @@ def test_repeating_pieces_run_from_registers(shape, axes, periods, width, byte_s
     # The source ends its buffer and the destination is followed by zeros.
     _transpose_into_fenced_out(_at_buffer_end(values, 5), axes,
                                np.ascontiguousarray(np.transpose(values, axes)), (1, 2))
+
+
+@pytest.mark.parametrize("width", [1, 2, 4])
+@pytest.mark.parametrize("pixels", [43, 60, 130, 292, 700, 1000, 2000])
+def test_repeating_runs_longer_than_the_table(width, pixels, request):
+    # space_to_depth depth_first, channels_last, C 3, bs 2: destination
+    # rows of `pixels` pixels of 12 items gathered from two source rows
+    # ([H/2, 2, W/2, 2, 3] -> [H/2, W/2, 3, 2, 2], the destination rows
+    # apart, so a row is the longest run). Rows past the 512-item table run
+    # whole when their program repeats (up to 4 KiB: longer ones in
+    # near-equal parts and a shorter last one): the periodic kernel for
+    # the first periods, then the table for the rest. Without the periodic
+    # kernel they are split at the table's size.
+    shape, axes = (3, 2, pixels, 2, 3), (0, 2, 4, 1, 3)
+    row_items = pixels * 12
+    values = _values(shape, width)
+    x = _at_buffer_end(values, 3)
+    view = np.transpose(x, axes)
+    buffer = np.zeros((3, row_items + 16), values.dtype)
+    out = buffer[:, :row_items].reshape(view.shape)
+    plan = _engine.describe(view.shape, view.strides, out.strides, width)
+    assert plan["kernel"] == "gather"
+    if request.node.callspec.params["byte_shuffles"] == "64-byte shuffles" and plan["row_items"] > 512:
+        # Each pixel reaches 12 items further in the destination, 6 in the
+        # source: runs of up to 4 KiB of destination.
+        parts = -(-row_items * width // 4096)
+        assert plan["row_items"] == -(-pixels // parts) * 12
+        assert plan["shuffle_period"] == 3
+        assert plan["shuffled_pieces"] == -(-plan["row_items"] * width // 64)
+        # The lead runs all but the last table-sized run.
+        assert 0 < plan["shuffled_pieces"] - plan["periodic_pieces"] <= 512 * width // 64 + 1
+    else:
+        assert plan["row_items"] <= 512
+    expected = np.ascontiguousarray(np.transpose(values, axes))
+    for num_threads in (1, 2):
+        buffer[...] = np.zeros(1, buffer.dtype)
+        fb.transpose(x, axes, out=out, num_threads=num_threads)
+        assert _same(out, expected)
+        assert not buffer[:, row_items:].view(np.uint8).any()
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24])

@@ -605,7 +605,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
                      else run * part * p.width > RAGGED_ROWS_MAX_BYTES):
             continue
         # A split into one part leaves no rows along it.
-        if i == k and part == ext[k] and part > 1:
+        if i == k and part == ext[k]:
             continue
         step = iabs(ss[i] * part) if i == k else iabs(ss[i])
         if row < 0 or step < best_step:

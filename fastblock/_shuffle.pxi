@@ -206,10 +206,12 @@ cdef extern from *:
         }
     }
     #define FB_PERIODIC(P, W) case 16 * P + W: \
-        if (lead_rounds) \
-            fb_shuffle_periodic_n(dst - 64 * P * lead_rounds, src - period_step * lead_rounds, \
-                                  lead_rounds, period_step, window_offset, window_mask, \
+        if (lead_rounds) { \
+            fb_shuffle_periodic_n(dst, src, lead_rounds, period_step, window_offset, window_mask, \
                                   max_windows, P, W); \
+            dst += 64 * P * lead_rounds; \
+            src += period_step * lead_rounds; \
+        } \
         for (k = 0; k < n_segments; k++) \
             fb_shuffle_periodic_n(dst + 64 * segment_pieces * k, src + segment_step * k, \
                                   (k < n_segments - 1 ? segment_pieces : last_segment_pieces) / P, \
@@ -224,10 +226,8 @@ cdef extern from *:
                                 Py_ssize_t n_segments, Py_ssize_t segment_step,
                                 Py_ssize_t last_segment_pieces, Py_ssize_t lead_rounds) {
         Py_ssize_t first = 0, k;
-        /* The program's pieces start after lead_rounds periods of its first
-           pieces (a long run: plan_long_run). */
-        dst += 64 * period * lead_rounds;
-        src += period_step * lead_rounds;
+        /* A long run (plan_long_run, never without a period): the
+           program's pieces come after lead_rounds periods of its first ones. */
         if (period) {
             /* find_period gives every (period, uniform) pair listed here. */
             switch (16 * period + uniform) {

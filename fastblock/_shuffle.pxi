@@ -51,6 +51,19 @@
 # space_to_depth depth_first channels_last C 3 bs 2 uint8 1.06 -> 0.77,
 # depth_to_space 0.88 -> 0.62; the other cases within the noise (+-0.15).
 #
+# Runs of pixels that repeat only after more than SHUFFLE_PERIOD_MAX
+# pieces (27-byte pixels: 27 pieces; 9-byte ones: 9) take pieces that
+# advance by whole pixels instead (pixel_pieces: 54 or 63 bytes), so that
+# every piece has the same masks, a period of one piece. In-process A/B
+# on the AMD EPYC (Zen 4) CI machine, x np.copyto, 1 MiB, two threads:
+# space_to_depth depth_first channels_last C 3 bs 3 uint8 1.99 -> 1.36,
+# depth_to_space 2.15 -> 1.41, its float32 3.05 -> 2.32 (36-byte pixels),
+# C 5 bs 3 float32 3.10 -> 1.93, none of 48 channels_last cases slower by
+# 0.1; one thread 3.62 -> 2.40, 4.21 -> 2.69, 3.70 -> 2.38. 64 MiB, two
+# threads: space_to_depth blocks_first C 3 bs 3 uint8 1.07 -> 0.88,
+# depth_first 1.27 -> 1.00, C 5 bs 3 1.18 -> 0.82; depth_to_space took
+# 0.9-1.1 or about 2 by the stage's place (STAGE_PAGE_OFFSET).
+#
 # A run whose length is not a whole number of pieces ends with a piece
 # that overlaps the one before it (it ends at the run's end; the bytes
 # written twice are the same), so only runs shorter than a piece gather
@@ -79,8 +92,8 @@ cdef extern from *:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
                && __builtin_cpu_supports("avx512vbmi");
     }
-    /* Piece q of P bytes is written at P * q, the last one at last_start. */
-    #define FB_PIECE_AT(q, P) ((q) == n_pieces - 1 ? last_start : (P) * (q))
+    /* Piece q is written at advance * q, the last one at last_start. */
+    #define FB_PIECE_AT(q, advance) ((q) == n_pieces - 1 ? last_start : (advance) * (q))
     #define FB_WINDOW(w) _mm_shuffle_epi8( \
         _mm_loadu_si128((const __m128i *)(src + offset[w])), \
         _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
@@ -150,7 +163,7 @@ cdef extern from *:
         } while (0)
     static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
     void fb_shuffle_wide_n(char *dst, const char *src, Py_ssize_t first, Py_ssize_t n_pieces,
-                           Py_ssize_t last_start, const unsigned char *n_windows,
+                           Py_ssize_t advance, Py_ssize_t last_start, const unsigned char *n_windows,
                            const Py_ssize_t *window_offset, const unsigned char *window_mask,
                            int max_windows, const int W) {
         Py_ssize_t q;
@@ -163,19 +176,20 @@ cdef extern from *:
             _Pragma("GCC unroll 4")
             for (w = 0; w < windows; w++)
                 FB_WINDOW64(acc, w);
-            _mm512_storeu_si512((void *)(dst + FB_PIECE_AT(q, 64)), acc);
+            _mm512_storeu_si512((void *)(dst + FB_PIECE_AT(q, advance)), acc);
         }
     }
 
-    /* The first n_rounds * P pieces of a program whose pieces repeat every
-       P, each window `step` source bytes further on: the P * W masks and
+    /* The first n_rounds * P pieces (advance bytes apart) of a program
+       whose pieces repeat every P, each window `step` source bytes further
+       on: the P * W masks and
        offsets stay in registers, so each piece loads only its W windows
        (the table loop also loads a 64-byte mask and an offset per window,
        which on Zen 4 took 2.5 times as long in L1: 21 against 8 cycles a
        piece of 4 windows). */
     static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
     void fb_shuffle_periodic_n(char *dst, const char *src, Py_ssize_t n_rounds, Py_ssize_t step,
-                               const Py_ssize_t *window_offset, const unsigned char *window_mask,
+                               Py_ssize_t advance, const Py_ssize_t *window_offset, const unsigned char *window_mask,
                                int max_windows, const int P, const int W) {
         __m512i index[FB_PERIOD_SLOTS];
         __mmask64 keep[FB_PERIOD_SLOTS];
@@ -192,7 +206,7 @@ cdef extern from *:
                 offset[p * W + w] = window_offset[p * max_windows + w];
             }
         }
-        for (r = 0; r < n_rounds; r++, src += step, dst += 64 * P) {
+        for (r = 0; r < n_rounds; r++, src += step, dst += advance * P) {
             _Pragma("GCC unroll 16")
             for (p = 0; p < P; p++) {
                 __m512i acc = _mm512_setzero_si512();
@@ -201,25 +215,26 @@ cdef extern from *:
                     acc = _mm512_mask_permutexvar_epi8(
                         acc, keep[p * W + w], index[p * W + w],
                         _mm512_loadu_si512((const void *)(src + offset[p * W + w])));
-                _mm512_storeu_si512((void *)(dst + 64 * p), acc);
+                _mm512_storeu_si512((void *)(dst + advance * p), acc);
             }
         }
     }
     #define FB_PERIODIC(P, W) case 16 * P + W: \
         if (lead_rounds) { \
-            fb_shuffle_periodic_n(dst, src, lead_rounds, period_step, window_offset, window_mask, \
-                                  max_windows, P, W); \
-            dst += 64 * P * lead_rounds; \
+            fb_shuffle_periodic_n(dst, src, lead_rounds, period_step, advance, window_offset, \
+                                  window_mask, max_windows, P, W); \
+            dst += advance * P * lead_rounds; \
             src += period_step * lead_rounds; \
         } \
         for (k = 0; k < n_segments; k++) \
-            fb_shuffle_periodic_n(dst + 64 * segment_pieces * k, src + segment_step * k, \
+            fb_shuffle_periodic_n(dst + advance * segment_pieces * k, src + segment_step * k, \
                                   (k < n_segments - 1 ? segment_pieces : last_segment_pieces) / P, \
-                                  period_step, window_offset, window_mask, max_windows, P, W); \
+                                  period_step, advance, window_offset, window_mask, max_windows, P, W); \
         break;
 
     __attribute__((target("avx512f,avx512bw,avx512vbmi")))
-    static void fb_shuffle_wide(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t last_start,
+    static void fb_shuffle_wide(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t advance,
+                                Py_ssize_t last_start,
                                 const unsigned char *n_windows, const Py_ssize_t *window_offset,
                                 const unsigned char *window_mask, int max_windows, int uniform,
                                 int period, Py_ssize_t period_step, Py_ssize_t segment_pieces,
@@ -238,13 +253,17 @@ cdef extern from *:
             }
             first = segment_pieces * (n_segments - 1) + last_segment_pieces;
         }
+        /* The rest by the table loop, W windows a piece (0: n_windows). */
+        #define FB_TABLE(W) fb_shuffle_wide_n(dst, src, first, n_pieces, advance, last_start, n_windows, \
+                                              window_offset, window_mask, max_windows, W)
         switch (uniform) {
-        case 1: fb_shuffle_wide_n(dst, src, first, n_pieces, last_start, n_windows, window_offset, window_mask, max_windows, 1); return;
-        case 2: fb_shuffle_wide_n(dst, src, first, n_pieces, last_start, n_windows, window_offset, window_mask, max_windows, 2); return;
-        case 3: fb_shuffle_wide_n(dst, src, first, n_pieces, last_start, n_windows, window_offset, window_mask, max_windows, 3); return;
-        case 4: fb_shuffle_wide_n(dst, src, first, n_pieces, last_start, n_windows, window_offset, window_mask, max_windows, 4); return;
+        case 1: FB_TABLE(1); return;
+        case 2: FB_TABLE(2); return;
+        case 3: FB_TABLE(3); return;
+        case 4: FB_TABLE(4); return;
         }
-        fb_shuffle_wide_n(dst, src, first, n_pieces, last_start, n_windows, window_offset, window_mask, max_windows, 0);
+        FB_TABLE(0);
+        #undef FB_TABLE
     }
     #undef FB_PERIODIC
     #undef FB_WINDOW64
@@ -261,7 +280,8 @@ cdef extern from *:
         (void)dst; (void)src; (void)n_pieces; (void)last_start; (void)n_windows;
         (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
     }
-    static void fb_shuffle_wide(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t last_start,
+    static void fb_shuffle_wide(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t advance,
+                                Py_ssize_t last_start,
                                 const unsigned char *n_windows, const Py_ssize_t *window_offset,
                                 const unsigned char *window_mask, int max_windows, int uniform,
                                 int period, Py_ssize_t period_step, Py_ssize_t segment_pieces,
@@ -270,7 +290,7 @@ cdef extern from *:
         (void)dst; (void)src; (void)n_pieces; (void)last_start; (void)n_windows;
         (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
         (void)period; (void)period_step; (void)segment_pieces; (void)n_segments; (void)segment_step;
-        (void)last_segment_pieces; (void)lead_rounds;
+        (void)last_segment_pieces; (void)lead_rounds; (void)advance;
     }
     #endif
     """
@@ -279,7 +299,7 @@ cdef extern from *:
     void fb_shuffle_pieces(char* dst, const char* src, intp n_pieces, intp last_start,
                            const unsigned char* n_windows, const intp* window_offset,
                            const unsigned char* window_mask, int max_windows, int uniform) noexcept nogil
-    void fb_shuffle_wide(char* dst, const char* src, intp n_pieces, intp last_start,
+    void fb_shuffle_wide(char* dst, const char* src, intp n_pieces, intp advance, intp last_start,
                          const unsigned char* n_windows, const intp* window_offset,
                          const unsigned char* window_mask, int max_windows, int uniform,
                          int period, intp period_step, intp segment_pieces, intp n_segments,
@@ -332,6 +352,9 @@ cdef enum:
 cdef struct ShuffleProgram:
     intp n_pieces               # pieces covering the run (0: none)
     intp piece_bytes            # 16 (SSSE3) or 64 (AVX-512 VBMI)
+    # Bytes from one piece's start to the next (but the last's): the piece
+    # size, or whole pixels of fewer bytes (pixel_pieces).
+    intp piece_advance
     int max_windows             # window slots per piece in the tables
     intp last_start             # the last piece's first byte in the run
     int uniform                 # windows in every piece (0: they differ)
@@ -351,37 +374,79 @@ cdef struct ShuffleProgram:
     unsigned char window_mask[SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES]
 
 
+cdef intp pieces_per_period(intp pixel_bytes) noexcept nogil:
+    """The fewest 64-byte shuffle pieces that hold whole pixels of
+    ``pixel_bytes`` bytes: the period of a run of such pixels."""
+    cdef intp a = pixel_bytes, b = WIDE_SHUFFLE_BYTES, t
+    while b:
+        t = a % b
+        a = b
+        b = t
+    return pixel_bytes // a
+
+
+cdef intp pixel_pieces(intp pixel_bytes) noexcept nogil:
+    """How many whole pixels of ``pixel_bytes`` bytes each 64-byte piece of
+    a run of them places, when pieces advance by whole pixels rather than
+    by 64 bytes; 0 where they advance by 64 bytes.
+
+    A run of pixels repeats every pieces_per_period pieces: 27 for 27-byte
+    pixels (space_to_depth channels_last C 3 bs 3 uint8), 9 for 9-byte
+    ones (depth_to_space), more than the periodic kernel holds in
+    registers, so every piece loaded its masks from the table. Pieces that
+    advance by whole pixels (2 of 27 bytes, 7 of 9) all have the same masks:
+    a period of one piece. Each stores 64 bytes, the bytes past its pixels
+    zeros that the next piece overwrites; the last piece, a whole one, ends
+    at the run's end, so no store leaves the run."""
+    if not wide_shuffle_enabled or pixel_bytes > WIDE_SHUFFLE_BYTES \
+            or pieces_per_period(pixel_bytes) <= SHUFFLE_PERIOD_MAX:
+        return 0
+    return WIDE_SHUFFLE_BYTES // pixel_bytes
+
+
 cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
-                       intp width, intp copy_bytes) noexcept nogil:
+                       intp width, intp copy_bytes, intp pixel_items) noexcept nogil:
     """Build the shuffle program of a gathered run of ``n_items`` items of
     ``width`` bytes (1, 2 or 4) at source ``offsets``, for a copy of
     ``copy_bytes`` bytes: 64-byte pieces where the CPU has them and they
     apply, else 16-byte ones (not for 4-byte items). ``prog.n_pieces`` stays
     0 if shuffles are off, do not pay for so small a copy, or do not apply
-    (a source span or a run under a piece)."""
+    (a source span or a run under a piece). A run of pixels of
+    ``pixel_items`` items (1: none known) takes pieces that advance by
+    whole pixels (``pixel_pieces``) where every piece then takes the same
+    few windows."""
+    cdef intp advance_pixels = pixel_pieces(pixel_items * width)
     prog.n_pieces = 0
     prog.uniform = 0
     prog.lead_rounds = 0
     if not shuffles_pay(copy_bytes) or (width != 1 and width != 2 and width != 4):
         return
+    if advance_pixels and plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES,
+                                      SHUFFLE_UNIFORM_MAX, advance_pixels * pixel_items) \
+            and prog.uniform:
+        return
     # 4-byte items gain only where every piece takes a few windows (and
     # so their longer runs fit in the tables).
     if wide_shuffle_enabled and plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES,
-                                            SHUFFLE_UNIFORM_MAX if width == 4 else WIDE_SHUFFLE_WINDOWS):
+                                            SHUFFLE_UNIFORM_MAX if width == 4 else WIDE_SHUFFLE_WINDOWS,
+                                            WIDE_SHUFFLE_BYTES // width):
         if width == 4 and prog.uniform == 0:
             prog.n_pieces = 0
         return
     if width <= 2:
-        plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS)
+        plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS, SHUFFLE_BYTES // width)
 
 
 cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, intp width,
-                      intp piece_bytes, int max_windows) noexcept nogil:
-    """``plan_shuffle`` with pieces and windows of ``piece_bytes`` bytes and
-    at most ``max_windows`` windows a piece; False (and no pieces) if the run
-    or its source span is shorter than a piece, the run is longer than the
-    tables hold, or a piece needs more windows."""
+                      intp piece_bytes, int max_windows, intp advance_items) noexcept nogil:
+    """``plan_shuffle`` with pieces and windows of ``piece_bytes`` bytes, at
+    most ``max_windows`` windows a piece, and pieces ``advance_items`` items
+    apart (at most a piece; each places those items, the last piece the
+    last ``piece_bytes`` bytes); False (and no pieces) if the run or its
+    source span is shorter than a piece, the run is longer than the tables
+    hold, or a piece needs more windows."""
     cdef intp per_piece = piece_bytes // width, lowest, highest, start, first, i, j, q, n_pieces, slot
+    cdef intp placed
     cdef int w, pending_count
     cdef bint pending[WIDE_SHUFFLE_BYTES]
     prog.n_pieces = 0
@@ -396,17 +461,23 @@ cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, i
     highest += width - 1        # the last source byte read
     if highest - lowest + 1 < piece_bytes:
         return False
-    n_pieces = (n_items + per_piece - 1) // per_piece
+    # Pieces at advance_items * q while a whole piece fits before the last
+    # one, which ends at the run's end (overlapping the one before).
+    n_pieces = (n_items - per_piece + advance_items - 1) // advance_items + 1
     # The tables hold runs of up to GATHER_MAX 2-byte items at up to
     # max_windows windows a piece.
     if n_pieces > imin(SHUFFLE_PIECES, SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES
                        // (max_windows * piece_bytes)):
         return False
     for q in range(n_pieces):
-        # The last piece ends at the run's end (overlapping the one before).
-        first = imin(q * per_piece, n_items - per_piece)
-        pending_count = <int>per_piece
-        for i in range(per_piece):
+        if q == n_pieces - 1:
+            first = n_items - per_piece
+            placed = per_piece
+        else:
+            first = q * advance_items
+            placed = advance_items
+        pending_count = <int>placed
+        for i in range(placed):
             pending[i] = True
         w = 0
         # Each window takes at least the lowest pending item, so a piece
@@ -417,14 +488,14 @@ cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, i
             # The window starts at the lowest pending item, moved back if
             # it would end past the last source byte.
             start = highest
-            for i in range(per_piece):
+            for i in range(placed):
                 if pending[i]:
                     start = imin(start, offsets[first + i])
             start = imin(start, highest - piece_bytes + 1)
             slot = q * max_windows + w
             prog.window_offset[slot] = start
             memset(&prog.window_mask[slot * piece_bytes], 0x80, piece_bytes)
-            for i in range(per_piece):
+            for i in range(placed):
                 if pending[i] and offsets[first + i] + width <= start + piece_bytes:
                     for j in range(width):
                         prog.window_mask[slot * piece_bytes + i * width + j] = \
@@ -435,6 +506,7 @@ cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, i
         prog.n_windows[q] = <unsigned char>w
     prog.n_pieces = n_pieces
     prog.piece_bytes = piece_bytes
+    prog.piece_advance = advance_items * width
     prog.max_windows = max_windows
     prog.last_start = (n_items - per_piece) * width
     pad_to_uniform(prog)
@@ -465,13 +537,14 @@ cdef void pad_to_uniform(ShuffleProgram* prog) noexcept nogil:
 
 
 cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, const intp* head,
-                        intp head_pixels, intp pixels, intp pixel_items, intp pixel_step, intp width,
-                        intp copy_bytes) noexcept nogil:
+                        intp head_pixels, intp pixels, intp pixel_items, intp pixel_step,
+                        intp shuffle_pixel_items, intp width, intp copy_bytes) noexcept nogil:
     """Build the program of a run of ``pixels`` pixels of ``pixel_items``
     items each, every pixel ``pixel_step`` source bytes past the one before,
     where ``head`` holds the offsets of the first ``head_pixels`` and
     ``pattern`` (which may be ``prog``) is a periodic program of the first
-    pixels; False where it cannot be built.
+    pixels, its pieces advancing by pixels of ``shuffle_pixel_items`` items
+    (``plan_shuffle``); False where it cannot be built.
 
     A run that fits the table (``pixels <= head_pixels``) is an ordinary
     program, maybe none (the item loop). A longer one repeats: its first
@@ -488,19 +561,20 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     cdef intp first_offsets[2 * SHUFFLE_PERIOD_SLOTS]
     cdef unsigned char first_masks[2 * SHUFFLE_PERIOD_SLOTS * WIDE_SHUFFLE_BYTES]
     if pixels <= head_pixels:
-        plan_shuffle(prog, head, pixels * pixel_items, width, copy_bytes)
+        plan_shuffle(prog, head, pixels * pixel_items, width, copy_bytes, shuffle_pixel_items)
         return True
-    if period == 0 or (period * WIDE_SHUFFLE_BYTES) % (width * pixel_items) != 0:
+    if period == 0 or (period * pattern.piece_advance) % (width * pixel_items) != 0:
         return False
-    period_pixels = period * WIDE_SHUFFLE_BYTES // (width * pixel_items)
+    period_pixels = period * pattern.piece_advance // (width * pixel_items)
     if period_step != period_pixels * pixel_step:
         return False
     copy_first_period(pattern, first_offsets, first_masks)
     lead = (pixels - head_pixels + period_pixels - 1) // period_pixels
-    plan_shuffle(prog, head, (pixels - lead * period_pixels) * pixel_items, width, copy_bytes)
+    plan_shuffle(prog, head, (pixels - lead * period_pixels) * pixel_items, width, copy_bytes,
+                 shuffle_pixel_items)
     # Too short to show its period (its last windows are moved back at the
     # span's end), the rest runs by the table after the lead.
-    if prog.n_pieces < period or prog.uniform != windows or (
+    if prog.n_pieces < period or prog.uniform != windows or prog.piece_advance != pattern.piece_advance or (
             prog.period != 0 and (prog.period != period or prog.period_step != period_step)):
         prog.n_pieces = 0
         return False
@@ -565,9 +639,9 @@ cdef void find_period(ShuffleProgram* prog) noexcept nogil:
     prog.period = 0
     if not periodic_enabled or prog.uniform == 0 or prog.piece_bytes != WIDE_SHUFFLE_BYTES:
         return
-    # Pieces at piece_bytes * q: all but an overlapping last one.
+    # Pieces at piece_advance * q: all but an overlapping last one.
     n_regular = prog.n_pieces
-    if prog.last_start != (prog.n_pieces - 1) * prog.piece_bytes:
+    if prog.last_start != (prog.n_pieces - 1) * prog.piece_advance:
         n_regular -= 1
     for period in range(1, SHUFFLE_PERIOD_MAX + 1):
         if 2 * period > n_regular or period * prog.uniform > SHUFFLE_PERIOD_SLOTS:
@@ -623,7 +697,8 @@ cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char*
     cdef intp i
     for i in range(n_rows):
         if prog.piece_bytes == WIDE_SHUFFLE_BYTES:
-            fb_shuffle_wide(dst + i * dst_row, src + i * src_row, prog.n_pieces, prog.last_start,
+            fb_shuffle_wide(dst + i * dst_row, src + i * src_row, prog.n_pieces, prog.piece_advance,
+                            prog.last_start,
                             prog.n_windows, prog.window_offset, prog.window_mask,
                             prog.max_windows, prog.uniform, prog.period, prog.period_step,
                             prog.segment_pieces, prog.n_segments, prog.segment_step,

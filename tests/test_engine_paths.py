@@ -416,6 +416,9 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, by
     # that are not whole pieces end with a piece overlapping the one before
     # it; runs or source spans shorter than a piece gather item by item.
     # 4-byte items shuffle only in 64-byte pieces of at most 4 windows each.
+    # 64-byte pieces of pixels that repeat only after more than 4 pieces (5
+    # channels: 20 bytes a pixel, 5 pieces; 40 bytes, 5 pieces) may advance
+    # by whole pixels (60 bytes, or 40), the last one ending at the run's end.
     shape, axes = (6, 2, pixels, 2, channels), (0, 2, 4, 1, 3)
     plan = _plan(shape, axes, width)
     run_bytes = plan["row_items"] * width
@@ -429,7 +432,9 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, by
         piece = 0
     if plan["kernel"] == "gather":
         assert plan["shuffle_piece_bytes"] == piece
-        assert plan["shuffled_pieces"] == (-(-run_bytes // piece) if piece else 0)
+        advance = plan["shuffle_piece_advance"]
+        assert advance == piece or (piece == 64 and channels == 5 and advance in (40, 60))
+        assert plan["shuffled_pieces"] == (-(-(run_bytes - piece) // advance) + 1 if piece else 0)
         if width == 4 and piece:
             assert 1 <= plan["uniform_windows"] <= 4
     else:
@@ -510,6 +515,42 @@ def test_repeating_runs_longer_than_the_table(width, pixels, request):
         fb.transpose(x, axes, out=out, num_threads=num_threads)
         assert _same(out, expected)
         assert not buffer[:, row_items:].view(np.uint8).any()
+
+
+@pytest.mark.parametrize("width", [1, 2, 4])
+@pytest.mark.parametrize("pixels", [3, 7, 20, 43, 150, 500])
+@pytest.mark.parametrize("shape, axes, pixel_items", [
+    # space_to_depth depth_first channels_last C 3 bs 3: destination pixels
+    # of 27 items, 9 from each of three source rows.
+    ((2, 3, None, 3, 3), (0, 2, 4, 1, 3), 27),
+    # depth_to_space depth_first channels_last C 3 bs 3: destination pixels
+    # of 9 items, each from its own 27-item source pixel.
+    ((2, None, 3, 3, 3), (0, 3, 1, 4, 2), 9),
+])
+def test_pieces_advancing_by_whole_pixels(shape, axes, pixel_items, pixels, width, request):
+    # Pixels of 9 or 27 bytes repeat every 9 or 27 64-byte pieces, too many
+    # for the periodic kernel; pieces that advance by whole pixels (63 or
+    # 54 bytes) all take the same windows. (Pixels of over 64 bytes keep
+    # 64-byte pieces.) Each stores 64 bytes, zeros past
+    # its pixels that the next piece overwrites; the last piece ends at the
+    # run's end. The rows here end the destination, and the source its
+    # buffer.
+    shape = tuple(pixels if e is None else e for e in shape)
+    values = _values(shape, width)
+    plan = _plan(shape, axes, width)
+    pixel_bytes = pixel_items * width
+    mode = request.node.callspec.params["byte_shuffles"]
+    # Shorter rows are runs of several rows, whose pixels are whole rows.
+    if mode.startswith("64-byte") and pixel_bytes <= 64 and pixels >= 20:
+        assert plan["kernel"] == "gather"
+        assert plan["shuffle_piece_advance"] == 64 // pixel_bytes * pixel_bytes
+        assert plan["shuffle_period"] == (1 if mode == "64-byte shuffles" else 0)
+        assert plan["shuffled_pieces"] == -(-(plan["row_items"] * width - 64)
+                                            // plan["shuffle_piece_advance"]) + 1
+    elif plan["kernel"] == "gather":
+        assert plan["shuffle_piece_advance"] == plan["shuffle_piece_bytes"]
+    _transpose_into_fenced_out(_at_buffer_end(values, 5), axes,
+                               np.ascontiguousarray(np.transpose(values, axes)), (1, 2))
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24])

@@ -1216,8 +1216,9 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     cdef const ShuffleProgram* program
     cdef char* block_dst
     cdef const char* block_src
-    cdef char stage_memory[STAGE_BYTES + 64]
-    cdef char* stage = stage_memory + ((64 - (<size_t>stage_memory & 63)) & 63)
+    cdef char stage_memory[STAGE_BYTES + PAGE_BYTES + STAGE_PAGE_OFFSET]
+    cdef char* stage = stage_memory + ((PAGE_BYTES - (<size_t>stage_memory & (PAGE_BYTES - 1)))
+                                       & (PAGE_BYTES - 1)) + STAGE_PAGE_OFFSET
     cdef char* stream_end = NULL
     cdef int k, n = p.n_loop
     cdef char* dst = dst0

@@ -188,6 +188,23 @@ cdef enum:
     # The per-thread buffer a streamed block is written into (fits in L1
     # with the block's source lines).
     STAGE_BYTES = 16 * 1024
+    # The stage starts this many bytes past a page boundary (it is on each
+    # thread's stack). Where it started only on a line, the same copy took
+    # a different time in each process, by where the stack fell: on the AMD
+    # EPYC (Zen 4) CI machine, 64 MiB depth_to_space blocks_first
+    # channels_last C 3 bs 3 uint8, one thread, eight processes 1.04-1.12
+    # or 1.91-2.13 x np.copyto; with the stack moved by 2048 bytes (and
+    # address randomisation off) 1.93 three times in three. An in-process
+    # sweep of the stage's page offset (source and destination at page
+    # offset 16, as NumPy allocates them): 3072 and 3584 took 2.0-2.2, the
+    # other offsets 0.9-1.1; in-process A/B of offsets 0-2048 over the 35
+    # uint8 and Tile cases of target 1, two threads, mean 0.699 / 0.688 /
+    # 0.686 / 0.698 / 0.704 x np.copyto, 0 best for space_to_depth
+    # channels_last C 3 bs 3 (0.67 against 0.74-0.83) and worst for
+    # depth_to_space channels_last C 3 bs 2 (0.67 against 0.57-0.59). Which
+    # load or store the stage's stores are mistaken for was not found.
+    PAGE_BYTES = 4096
+    STAGE_PAGE_OFFSET = 1024
     # Destination bytes of a streamed kernel block (plans whose blocks are
     # sized by the block bytes; others fill up to STAGE_BYTES). A thread
     # reads a block's source, then streams it out: the smaller the block,

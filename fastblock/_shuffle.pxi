@@ -182,15 +182,14 @@ cdef extern from *:
 
     /* The first n_rounds * P pieces (advance bytes apart) of a program
        whose pieces repeat every P, each window `step` source bytes further
-       on: the P * W masks and
-       offsets stay in registers, so each piece loads only its W windows
-       (the table loop also loads a 64-byte mask and an offset per window,
-       which on Zen 4 took 2.5 times as long in L1: 21 against 8 cycles a
-       piece of 4 windows). */
+       on: the P * W masks and offsets stay in registers, so each piece
+       loads only its W windows (the table loop also loads a 64-byte mask
+       and an offset per window, which on Zen 4 took 2.5 times as long in
+       L1: 21 against 8 cycles a piece of 4 windows). */
     static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
     void fb_shuffle_periodic_n(char *dst, const char *src, Py_ssize_t n_rounds, Py_ssize_t step,
-                               Py_ssize_t advance, const Py_ssize_t *window_offset, const unsigned char *window_mask,
-                               int max_windows, const int P, const int W) {
+                               Py_ssize_t advance, const Py_ssize_t *window_offset,
+                               const unsigned char *window_mask, int max_windows, const int P, const int W) {
         __m512i index[FB_PERIOD_SLOTS];
         __mmask64 keep[FB_PERIOD_SLOTS];
         Py_ssize_t offset[FB_PERIOD_SLOTS];
@@ -434,7 +433,8 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
             prog.n_pieces = 0
         return
     if width <= 2:
-        plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS, SHUFFLE_BYTES // width)
+        plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS,
+                    SHUFFLE_BYTES // width)
 
 
 cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, intp width,
@@ -574,7 +574,8 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
                  shuffle_pixel_items)
     # Too short to show its period (its last windows are moved back at the
     # span's end), the rest runs by the table after the lead.
-    if prog.n_pieces < period or prog.uniform != windows or prog.piece_advance != pattern.piece_advance or (
+    if prog.n_pieces < period or prog.uniform != windows \
+            or prog.piece_advance != pattern.piece_advance or (
             prog.period != 0 and (prog.period != period or prog.period_step != period_step)):
         prog.n_pieces = 0
         return False

@@ -566,11 +566,11 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     # A program that repeats can run parts longer than the table
     # (plan_long_run): fewer, longer runs. The period shows in the part's
     # program, or else in the whole table's (tail_shuffle serves to hold it).
+    # Here axis k is split, so its pixels (shuffle_pixel_items) are run items.
     long_runs = False
     pixel_reach = imax(run * p.width, iabs(ss[k])) if part > 1 else 0
     if part > 1 and part < ext[k] and p.shuffle.n_pieces and part * pixel_reach < LONG_RUN_REACH \
-            and (pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX
-                 or pixel_pieces(shuffle_pixel_items * p.width)):
+            and (pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX or pixel_pieces(run * p.width)):
         pattern = &p.shuffle
         if not p.shuffle.period and head_pixels > part:
             plan_shuffle(&p.tail_shuffle, p.gather, run * head_pixels, p.width, p.total_bytes * p.n_parts,
@@ -583,9 +583,9 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
             long_tail = 0
         if pattern.period and long_part > part:
             if plan_long_run(&p.shuffle, pattern, p.gather, head_pixels, long_part, run, ss[k],
-                             shuffle_pixel_items, p.width, p.total_bytes * p.n_parts) and p.shuffle.n_pieces \
+                             p.width, p.total_bytes * p.n_parts) and p.shuffle.n_pieces \
                     and plan_long_run(&p.tail_shuffle, &p.shuffle, p.gather, head_pixels, long_tail,
-                                      run, ss[k], shuffle_pixel_items, p.width, p.total_bytes * p.n_parts):
+                                      run, ss[k], p.width, p.total_bytes * p.n_parts):
                 long_runs = True
                 part = long_part
                 tail = long_tail

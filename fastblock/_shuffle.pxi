@@ -537,14 +537,14 @@ cdef void pad_to_uniform(ShuffleProgram* prog) noexcept nogil:
 
 
 cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, const intp* head,
-                        intp head_pixels, intp pixels, intp pixel_items, intp pixel_step,
-                        intp shuffle_pixel_items, intp width, intp copy_bytes) noexcept nogil:
+                        intp head_pixels, intp pixels, intp pixel_items, intp pixel_step, intp width,
+                        intp copy_bytes) noexcept nogil:
     """Build the program of a run of ``pixels`` pixels of ``pixel_items``
     items each, every pixel ``pixel_step`` source bytes past the one before,
     where ``head`` holds the offsets of the first ``head_pixels`` and
     ``pattern`` (which may be ``prog``) is a periodic program of the first
-    pixels, its pieces advancing by pixels of ``shuffle_pixel_items`` items
-    (``plan_shuffle``); False where it cannot be built.
+    pixels (its pieces may advance by whole pixels, ``plan_shuffle``);
+    False where it cannot be built.
 
     A run that fits the table (``pixels <= head_pixels``) is an ordinary
     program, maybe none (the item loop). A longer one repeats: its first
@@ -561,7 +561,7 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     cdef intp first_offsets[2 * SHUFFLE_PERIOD_SLOTS]
     cdef unsigned char first_masks[2 * SHUFFLE_PERIOD_SLOTS * WIDE_SHUFFLE_BYTES]
     if pixels <= head_pixels:
-        plan_shuffle(prog, head, pixels * pixel_items, width, copy_bytes, shuffle_pixel_items)
+        plan_shuffle(prog, head, pixels * pixel_items, width, copy_bytes, pixel_items)
         return True
     if period == 0 or (period * pattern.piece_advance) % (width * pixel_items) != 0:
         return False
@@ -571,7 +571,7 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     copy_first_period(pattern, first_offsets, first_masks)
     lead = (pixels - head_pixels + period_pixels - 1) // period_pixels
     plan_shuffle(prog, head, (pixels - lead * period_pixels) * pixel_items, width, copy_bytes,
-                 shuffle_pixel_items)
+                 pixel_items)
     # Too short to show its period (its last windows are moved back at the
     # span's end), the rest runs by the table after the lead.
     if prog.n_pieces < period or prog.uniform != windows \

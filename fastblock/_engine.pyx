@@ -49,6 +49,11 @@ How a copy is run:
    destination is not read before it is written: about a third less memory
    traffic. Transposes of 1- to 8-byte items stream the whole lines of
    their register tiles directly.
+5. *Fault ahead.* A copy of 4 MiB or more into memory that is not yet
+   resident (a new result) first touches the last byte of each huge page a
+   block is about to write (``_faults.pxi``): the kernel then zeroes the
+   page in the order the block writes it, and the block's stores find the
+   zeros still in cache.
 
 The GIL is released for the whole copy.
 """
@@ -132,6 +137,7 @@ include "_shuffle.pxi"
 include "_transpose.pxi"
 include "_lanes.pxi"
 include "_stream.pxi"
+include "_faults.pxi"
 
 
 cdef struct Plan:
@@ -177,6 +183,8 @@ cdef struct Plan:
     intp n_parts
     intp block_bytes            # destination bytes per kernel block, all parts together
     bint stream                 # blocks go through a buffer and stream out (_stream.pxi)
+    bint fault_ahead            # fresh destination pages are faulted at their ends (_faults.pxi)
+    const char* dst_end         # one past the destination's last byte
     const intp* src_offsets
     const intp* dst_offsets
 
@@ -648,7 +656,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp* ss = ss_given
     cdef intp* ds = ds_given
     cdef intp te, ts, td, total, fold_bytes, reach = 0
-    cdef int m = 0, i, k
+    cdef int m = 0, i, k, resident
 
     total = itemsize
     for i in range(ndim):
@@ -672,8 +680,12 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.total_bytes = total
     p.n_parts = n_parts
     p.block_bytes = imax(BLOCK_BYTES // n_parts, MIN_BLOCK_BYTES)
+    p.dst_end = dst[0] + reach + itemsize
+    resident = fb_pages_resident(dst[0], p.dst_end) if dst[0] != NULL else -1
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
-    p.stream = n_parts == 1 and streams_pay(imax(total, whole_bytes), dst[0], dst[0] + reach + itemsize)
+    p.stream = n_parts == 1 and streams_pay(imax(total, whole_bytes), resident)
+    p.fault_ahead = (fault_ahead_enabled and resident == 0 and n_parts == 1
+                     and imax(total, whole_bytes) >= fault_ahead_min_bytes)
     if p.stream:
         p.block_bytes = STREAM_BLOCK_BYTES
 
@@ -1194,11 +1206,35 @@ cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp ru
         carry = held
 
 
+cdef void fault_block(const Plan* p, RecentPages* recent, intp run, const char* dst, intp size_a,
+                      intp size_b) noexcept nogil:
+    """Fault ahead the huge pages one kernel block (of a copy in one part)
+    writes: its destination rows as ``run_streamed`` lays them out."""
+    cdef intp i, lanes = p.lanes.n_lanes
+    if p.transpose:
+        for i in range(size_a * p.a_in):
+            fault_rows(recent, dst + p.transpose_rows[i], 1, 0, size_b * p.b_in * p.width,
+                       p.dst_end)
+    elif p.gather_len:
+        fault_rows(recent, dst, size_a, p.dst_a, run * p.width, p.dst_end)
+    elif lanes and not p.lanes.interleave:
+        for i in range(lanes):
+            fault_rows(recent, dst + p.lanes.offset[i], size_a, p.dst_a, size_b * p.width,
+                       p.dst_end)
+    elif lanes:
+        fault_rows(recent, dst, size_a, p.dst_a, size_b * p.width * lanes, p.dst_end)
+    else:
+        fault_rows(recent, dst, size_a, p.dst_a, (size_b - 1) * p.dst_b + p.width, p.dst_end)
+
+
 cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp run, char* block_dst,
                            const char* block_src, intp size_a, intp size_b, char* stage,
-                           char** stream_end) noexcept nogil:
-    """One kernel block, streamed (``run_streamed``) or once for every part."""
+                           char** stream_end, RecentPages* recent) noexcept nogil:
+    """One kernel block, streamed (``run_streamed``) or once for every part,
+    its fresh pages faulted ahead (``fault_block``)."""
     cdef intp part
+    if p.fault_ahead:
+        fault_block(p, recent, run, block_dst + p.dst_offsets[0], size_a, size_b)
     if p.stream and run_streamed(p, program, run, block_dst + p.dst_offsets[0],
                                  block_src + p.src_offsets[0], size_a, size_b, stage, stream_end):
         return
@@ -1220,6 +1256,7 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     cdef char* stage = stage_memory + ((PAGE_BYTES - (<size_t>stage_memory & (PAGE_BYTES - 1)))
                                        & (PAGE_BYTES - 1)) + STAGE_PAGE_OFFSET
     cdef char* stream_end = NULL
+    cdef RecentPages recent
     cdef int k, n = p.n_loop
     cdef char* dst = dst0
     cdef const char* src = src0
@@ -1228,6 +1265,7 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         rem = rem // p.extent[k]
         src += idx[k] * p.src_step[k]
         dst += idx[k] * p.dst_step[k]
+    forget_pages(&recent)
     for it in range(start, stop):
         size_a = imin(p.tile_a, p.n_a - idx[p.a_loop] * p.tile_a)
         # b tiles after the first start b_shift items back (line_phase).
@@ -1244,11 +1282,13 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
             # The block's last row is the shorter run.
             size_a -= 1
             if size_a:
-                run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end)
+                run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end,
+                          &recent)
             run_block(p, &p.tail_shuffle, p.gather_tail_len, block_dst + size_a * p.dst_a,
-                      block_src + size_a * p.src_a, 1, size_b, stage, &stream_end)
+                      block_src + size_a * p.src_a, 1, size_b, stage, &stream_end, &recent)
         else:
-            run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end)
+            run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end,
+                      &recent)
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -1358,7 +1398,9 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     ``loop`` (the outer loop's extents, outermost first, and
     ``loop_source_steps`` their source steps in bytes), ``streams`` (whether the
     destination is streamed: only for a ``dst_array`` whose data the copy
-    would write), ``staged`` (a transpose through a buffer),
+    would write), ``faults_ahead`` (whether the huge pages of such a
+    ``dst_array`` not yet in memory are first touched at their ends),
+    ``staged`` (a transpose through a buffer),
     ``first_tile_short_by`` (items a transpose's first tile of each row
     lacks, so that the others start on a line) and ``source_ahead`` (bytes
     past its own source at which a transpose block asks for the source of
@@ -1402,6 +1444,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
         "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),
         "streams": bool(plan.stream),
+        "faults_ahead": bool(plan.fault_ahead),
         "staged": bool(plan.transpose and plan.transpose_staged),
         "first_tile_short_by": plan.b_shift * plan.b_in if plan.transpose else 0,
         "source_ahead": plan.source_ahead if plan.transpose else 0,

@@ -246,6 +246,9 @@ cdef int _stage_plan(StagedVectC* job, Plan* plan, intp* shifts, int ndim, intp*
     cdef char* src = job.src
     cdef char* dst = job.dst
     build_plan(plan, ndim, ext, src_step, dst_step, itemsize, 1, &src, &dst, whole_bytes)
+    if not whole_bytes:
+        # It runs into the scratch, not into job.dst: nothing to fault.
+        plan.fault_ahead = False
     shifts[0] = src - job.src
     shifts[1] = dst - job.dst
     plan.src_offsets = &shifts[0]
@@ -306,6 +309,16 @@ cdef void _staged_block(const StagedVectC* job, intp item, char* scratch) noexce
     run_range(&job.from_planes[which], job.dst + dst_offset, scratch, 0, job.from_planes[which].n_iter)
 
 
+cdef const char* _array_end(cnp.ndarray a):
+    """One past the last byte of ``a``'s items."""
+    cdef const char* end = <const char*>cnp.PyArray_DATA(a) + cnp.PyArray_ITEMSIZE(a)
+    cdef int k
+    for k in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_STRIDE(a, k) > 0:
+            end += (cnp.PyArray_DIM(a, k) - 1) * cnp.PyArray_STRIDE(a, k)
+    return end
+
+
 cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
                              cnp.ndarray depth, intp bs, bint to_depth, int num_threads) except -1:
     cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth)
@@ -341,6 +354,10 @@ cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.nda
         _staged_plans(job, 0, s, d, bs, job.rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
         if job.last_rows != job.rows:
             _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
+        # The result's plans are built over one block; their faults ahead
+        # are bounded by the whole result.
+        job.from_planes[0].dst_end = _array_end(depth if to_depth else space)
+        job.from_planes[1].dst_end = job.from_planes[0].dst_end
         n_threads = num_threads
         if n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
             n_threads = 1

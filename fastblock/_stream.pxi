@@ -15,7 +15,8 @@
 # keeps ordinary stores: the plan streams only copies of STREAM_MIN_BYTES or
 # more.
 #
-# Only destinations whose pages are already in memory stream. A fresh page
+# Only destinations whose pages are already in memory stream (the others
+# fault ahead, ``_faults.pxi``). A fresh page
 # is zeroed by the kernel on its first write, which leaves its lines in
 # cache, and streaming over cached lines costs more than writing them: a new
 # 64 MiB result took 0.85 of ``x.copy()`` streamed against 0.6 with ordinary
@@ -152,7 +153,9 @@ cdef extern from *:
     static void fb_stream_fence(void) {}
     #endif
 
-    #if FB_STREAM_BUILT && (defined(__linux__) || defined(__APPLE__))
+    /* Whether the pages of [low, high) are in memory, asked of three (first,
+       middle, last): 1 all three, 0 not all, -1 cannot tell. */
+    #if defined(__linux__) || defined(__APPLE__)
     #include <sys/mman.h>
     #include <unistd.h>
     static int fb_pages_resident(const char *low, const char *high) {
@@ -163,7 +166,9 @@ cdef extern from *:
         probe[0] = low; probe[1] = low + (high - low) / 2; probe[2] = high - 1;
         for (k = 0; k < 3; k++) {
             void *start = (void *)((uintptr_t)probe[k] & ~(page - 1));
-            if (mincore(start, (size_t)page, (void *)&state) != 0 || !(state & 1))
+            if (mincore(start, (size_t)page, (void *)&state) != 0)
+                return -1;
+            if (!(state & 1))
                 return 0;
         }
         return 1;
@@ -171,7 +176,7 @@ cdef extern from *:
     #else
     static int fb_pages_resident(const char *low, const char *high) {
         (void)low; (void)high;
-        return 0;
+        return -1;
     }
     #endif
     """
@@ -250,11 +255,10 @@ cdef intp stream_min_bytes = STREAM_MIN_BYTES
 fb_stream_avx = fb_cpu_can_stream_avx()
 
 
-cdef inline bint streams_pay(intp copy_bytes, const char* low, const char* high) noexcept nogil:
-    """Whether a copy of ``copy_bytes`` bytes into the destination bytes
-    ``[low, high)`` should stream them."""
-    return (stream_enabled and copy_bytes >= stream_min_bytes and low != NULL
-            and fb_pages_resident(low, high) != 0)
+cdef inline bint streams_pay(intp copy_bytes, int resident) noexcept nogil:
+    """Whether a copy of ``copy_bytes`` bytes into a destination whose pages
+    are ``resident`` (``fb_pages_resident``) should stream them."""
+    return stream_enabled and copy_bytes >= stream_min_bytes and resident == 1
 
 
 cdef inline bint whole_lines(const char* dst, intp dst_row, intp row_bytes) noexcept nogil:

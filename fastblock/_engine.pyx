@@ -684,7 +684,8 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     resident = fb_pages_resident(dst[0], p.dst_end) if dst[0] != NULL else -1
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
     p.stream = n_parts == 1 and streams_pay(imax(total, whole_bytes), resident)
-    p.fault_ahead = (fault_ahead_enabled and resident == 0 and n_parts == 1
+    # (A copy in parts moves dst_end past its last part: copy_parts.)
+    p.fault_ahead = (fault_ahead_enabled and resident == 0
                      and imax(total, whole_bytes) >= fault_ahead_min_bytes)
     if p.stream:
         p.block_bytes = STREAM_BLOCK_BYTES
@@ -1208,8 +1209,8 @@ cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp ru
 
 cdef void fault_block(const Plan* p, RecentPages* recent, intp run, const char* dst, intp size_a,
                       intp size_b) noexcept nogil:
-    """Fault ahead the huge pages one kernel block (of a copy in one part)
-    writes: its destination rows as ``run_streamed`` lays them out."""
+    """Fault ahead the huge pages one kernel block (one part of it) writes:
+    its destination rows as ``run_streamed`` lays them out."""
     cdef intp i, lanes = p.lanes.n_lanes
     if p.transpose:
         for i in range(size_a * p.a_in):
@@ -1234,7 +1235,8 @@ cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp ru
     its fresh pages faulted ahead (``fault_block``)."""
     cdef intp part
     if p.fault_ahead:
-        fault_block(p, recent, run, block_dst + p.dst_offsets[0], size_a, size_b)
+        for part in range(p.n_parts):
+            fault_block(p, recent, run, block_dst + p.dst_offsets[part], size_a, size_b)
     if p.stream and run_streamed(p, program, run, block_dst + p.dst_offsets[0],
                                  block_src + p.src_offsets[0], size_a, size_b, stage, stream_end):
         return
@@ -1334,6 +1336,7 @@ cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
     cdef Plan plan
     cdef char* src_start = src
     cdef char* dst_start = dst
+    cdef intp part, last_part = 0
     if ndim > MAX_INPUT_AXES:
         raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
     if n_parts < 1:
@@ -1343,6 +1346,9 @@ cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
         return 0
     plan.src_offsets = src_offsets
     plan.dst_offsets = dst_offsets
+    for part in range(n_parts):
+        last_part = imax(last_part, dst_offsets[part])
+    plan.dst_end += last_part
     with nogil:
         run_plan(&plan, dst_start, src_start, num_threads)
     return 0

@@ -143,3 +143,34 @@ def test_fortran_order_source_into_fresh_pages():
     space = np.asfortranarray(_values((2, 8, 96, 320), np.float32))
     _check_fresh(lambda out: fb.space_to_depth(space, 4, out=out, num_threads=2),
                  space_to_depth_ref(space, 4))
+
+
+@pytest.mark.parametrize("num_threads", [1, 3])
+def test_copies_in_parts_into_fresh_pages(num_threads):
+    """space_to_batch and batch_to_space run plans whose one part writes at
+    a destination offset: the pages past the plan's own span are faulted
+    ahead too (the bound moves with the part)."""
+    from test_permute_ops import batch_to_space_ref, space_to_batch_ref
+    x = _values((2, 60, 100, 3), np.float32)
+    block, begin, end = (1, 2, 5, 1), (0, 1, 0, 0), (0, 1, 0, 0)
+    _check_fresh(lambda out: fb.space_to_batch(x, block, begin, end, out=out,
+                                               num_threads=num_threads),
+                 space_to_batch_ref(x, block, begin, end))
+    batches = space_to_batch_ref(x, block, begin, end)
+    _check_fresh(lambda out: fb.batch_to_space(batches, block, begin, end, out=out,
+                                               num_threads=num_threads),
+                 batch_to_space_ref(batches, block, begin, end))
+
+
+@pytest.mark.parametrize("num_threads", [1, 3])
+def test_engine_copy_in_several_parts_into_fresh_pages(num_threads):
+    """One plan run at two destination offsets (the engine's parts)."""
+    src = _values((300, 1000), np.uint8)
+    half = src.nbytes
+
+    def run(out):
+        _engine.copy(src, out, src.shape, src.strides, (1000, 1), parts=((0, 0), (0, half)),
+                     num_threads=num_threads)
+        return out
+
+    _check_fresh(run, np.concatenate([src.reshape(-1), src.reshape(-1)]))

@@ -655,7 +655,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp* ext = ext_given
     cdef intp* ss = ss_given
     cdef intp* ds = ds_given
-    cdef intp te, ts, td, total, fold_bytes, reach = 0
+    cdef intp te, ts, td, total, fold_bytes, copy_bytes, reach = 0
     cdef int m = 0, i, k, resident
 
     total = itemsize
@@ -681,12 +681,17 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.n_parts = n_parts
     p.block_bytes = imax(BLOCK_BYTES // n_parts, MIN_BLOCK_BYTES)
     p.dst_end = dst[0] + reach + itemsize
-    resident = fb_pages_resident(dst[0], p.dst_end) if dst[0] != NULL else -1
+    copy_bytes = imax(total, whole_bytes)
+    # Asking which pages are resident takes three system calls (a few us):
+    # only copies large enough to stream or to fault ahead ask.
+    resident = -1
+    if dst[0] != NULL and copy_bytes >= imin(stream_min_bytes, fault_ahead_min_bytes):
+        resident = fb_pages_resident(dst[0], p.dst_end)
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
-    p.stream = n_parts == 1 and streams_pay(imax(total, whole_bytes), resident)
+    p.stream = n_parts == 1 and streams_pay(copy_bytes, resident)
     # (A copy in parts moves dst_end past its last part: copy_parts.)
     p.fault_ahead = (fault_ahead_enabled and resident == 0
-                     and imax(total, whole_bytes) >= fault_ahead_min_bytes)
+                     and copy_bytes >= fault_ahead_min_bytes)
     if p.stream:
         p.block_bytes = STREAM_BLOCK_BYTES
 

@@ -15,12 +15,12 @@
 # keeps ordinary stores: the plan streams only copies of STREAM_MIN_BYTES or
 # more.
 #
-# Only destinations whose pages are already in memory stream (the others
-# fault ahead, ``_faults.pxi``). A fresh page
-# is zeroed by the kernel on its first write, which leaves its lines in
-# cache, and streaming over cached lines costs more than writing them: a new
-# 64 MiB result took 0.85 of ``x.copy()`` streamed against 0.6 with ordinary
-# stores. Three pages (first, middle, last) are asked (``mincore``).
+# Only destinations whose pages are already in memory stream; the others
+# fault ahead (``_faults.pxi``). A fresh page is zeroed by the kernel on its
+# first write, which leaves its lines in cache, and streaming over cached
+# lines costs more than writing them: a new 64 MiB result took 0.85 of
+# ``x.copy()`` streamed against 0.6 with ordinary stores. Three pages
+# (first, middle, last) are asked (``mincore``).
 #
 # Streaming stores need 16-byte aligned addresses: a row's first bytes up to
 # a 64-byte boundary, and its last partial line, are copied by memcpy. They

@@ -63,6 +63,8 @@ import numpy as np
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport free, malloc
 
+from ._memory cimport byte_range
+
 cnp.import_array()
 
 ctypedef cnp.npy_intp intp

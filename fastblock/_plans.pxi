@@ -309,22 +309,14 @@ cdef void _staged_block(const StagedVectC* job, intp item, char* scratch) noexce
     run_range(&job.from_planes[which], job.dst + dst_offset, scratch, 0, job.from_planes[which].n_iter)
 
 
-cdef const char* _array_end(cnp.ndarray a):
-    """One past the last byte of ``a``'s items."""
-    cdef const char* end = <const char*>cnp.PyArray_DATA(a) + cnp.PyArray_ITEMSIZE(a)
-    cdef int k
-    for k in range(cnp.PyArray_NDIM(a)):
-        if cnp.PyArray_STRIDE(a, k) > 0:
-            end += (cnp.PyArray_DIM(a, k) - 1) * cnp.PyArray_STRIDE(a, k)
-    return end
-
-
 cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
                              cnp.ndarray depth, intp bs, bint to_depth, int num_threads) except -1:
     cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth)
     cdef intp out_h = s.spatial[0] // bs, out_w = s.spatial[1] // bs, n_items, item, row_bytes
     cdef int k, n_threads
     cdef char* scratch
+    cdef char* result_low
+    cdef char* result_high
     cdef StagedVectC* job = <StagedVectC*>malloc(sizeof(StagedVectC))
     if job == NULL:
         raise MemoryError()
@@ -356,8 +348,8 @@ cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.nda
             _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
         # The result's plans are built over one block; their faults ahead
         # are bounded by the whole result.
-        job.from_planes[0].dst_end = _array_end(depth if to_depth else space)
-        job.from_planes[1].dst_end = job.from_planes[0].dst_end
+        if byte_range(depth if to_depth else space, &result_low, &result_high):
+            job.from_planes[0].dst_end = job.from_planes[1].dst_end = result_high
         n_threads = num_threads
         if n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
             n_threads = 1

@@ -34,3 +34,38 @@ def test_cpu_name_is_the_processor_model():
         models = []
     if models:
         assert name.startswith(models[0])
+
+
+def _smaps(*mappings):
+    """/proc/self/smaps text: (start, end, AnonHugePages in KiB) a mapping."""
+    lines = []
+    for start, end, huge_kib in mappings:
+        lines += [f"{start:x}-{end:x} rw-p 00000000 00:00 0 ", f"Size: {(end - start) // 1024} kB",
+                  "Rss:                 108 kB", f"AnonHugePages:  {huge_kib} kB", "VmFlags: rd wr mr mw me ac hg"]
+    return "\n".join(lines) + "\n"
+
+
+def test_huge_page_share_counts_the_mappings_that_hold_the_array():
+    x = np.zeros(8 << 20, np.uint8)
+    low = x.__array_interface__["data"][0]
+    page = 1 << 21
+    # Mappings before, across the start, inside, across the end, after.
+    text = _smaps((low - 3 * page, low - page, 4096), (low - page, low + page, 2048),
+                  (low + page, low + 3 * page, 4096), (low + 3 * page, low + 5 * page, 1024),
+                  (low + 5 * page, low + 9 * page, 8192))
+    assert _targets.huge_page_share(x, text) == (2048 + 4096 + 1024) * 1024 / x.nbytes
+    assert _targets.huge_page_share(x, _smaps((low, low + x.nbytes, 0))) == 0.0
+    # Never more than the whole array, even when its mapping holds more.
+    assert _targets.huge_page_share(x, _smaps((low - page, low + 8 * page, 16384))) == 1.0
+    assert _targets.huge_page_share(x, "") == 0.0
+
+
+def test_huge_page_share_of_this_process():
+    x = np.ones(8 << 20, np.uint8)
+    share = _targets.huge_page_share(x)
+    try:
+        open("/proc/self/smaps").close()
+    except OSError:
+        assert share is None
+    else:
+        assert 0.0 <= share <= 1.0

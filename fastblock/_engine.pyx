@@ -34,7 +34,8 @@ How a copy is run:
    through a table of source offsets (gather mode), by byte shuffles for
    1- and 2-byte items where the CPU has them (16-byte pieces with SSSE3,
    64-byte pieces with AVX-512 VBMI, which also take 4-byte items;
-   ``_shuffle.pxi``).
+   ``_shuffle.pxi``). A copy may end in a table axis, whose source
+   offsets no step describes (given by the caller): it is always gathered.
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer (a transpose's runs in source order instead). Its linear range
    is cut into chunks that the OpenMP threads take as they come free
@@ -61,7 +62,7 @@ The GIL is released for the whole copy.
 cimport numpy as cnp
 import numpy as np
 from cython.parallel cimport parallel, prange, threadid
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 from ._memory cimport byte_range
 
@@ -154,11 +155,20 @@ cdef struct Plan:
     intp tile_a, tile_b
     intp src_a, src_b, dst_a, dst_b
     intp total_bytes
+    # Bytes of the whole copy this plan is run in: all parts, or the
+    # whole_bytes of a plan run block by block. Shuffle programs (built
+    # once, _shuffle.pxi) must pay for themselves over these.
+    intp copy_bytes
     # Gather mode (gather_len > 0): the kernel writes rows of gather_len
     # contiguous destination items, item j read at gather[j] bytes past the
     # row's source position; the b axis is unused (extent 1).
     intp gather_len
     intp gather[GATHER_MAX]
+    # A table axis (source_table not NULL): the innermost axis, contiguous
+    # in the destination, reads its items at these source offsets, which no
+    # step describes (NCHW_VECT_C depth_first, _plans.pxi). It is always
+    # part of the gathered run.
+    const intp* source_table
     # Staged transpose mode (transpose true, _transpose.pxi): the a and b
     # axes are the outermost of the source's and the destination's
     # innermost axes; one index of a is a_in rows (transpose_rows: their
@@ -535,8 +545,9 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
             n_pieces = (ext[k] + ideal - 1) // ideal
             part = (ext[k] + n_pieces - 1) // n_pieces
             tail = ext[k] - (n_pieces - 1) * part
-    # One strided axis is what the block kernel does already.
-    if m - 1 - k < 2 and part == 1:
+    # One strided axis is what the block kernel does already (but for a
+    # table axis, which only a gathered run reads).
+    if m - 1 - k < 2 and part == 1 and p.source_table == NULL:
         return -1
     # The run's source offsets, counted through the run's axes (the split
     # part of axis k, then the whole axes after it) like an odometer; for a
@@ -552,7 +563,8 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     digit[0] = 0
     offset = 0
     for j in range(run * head_pixels):
-        p.gather[j] = offset
+        # A table axis (step 0) is the last digit.
+        p.gather[j] = offset + (p.source_table[digit[n_digits - 1]] if p.source_table != NULL else 0)
         i = n_digits - 1
         while i >= 0:
             digit[i] += 1
@@ -569,7 +581,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     # pieces of one 36-byte bs x bs block each repeat only as far as the
     # pixel (every 3 pieces), 1 MiB one thread 2.38 -> 3.08 x np.copyto.
     shuffle_pixel_items = run if part > 1 else run // ext[k + 1]
-    plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.total_bytes * p.n_parts,
+    plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.copy_bytes,
                  shuffle_pixel_items)
     if need_shuffle and p.shuffle.n_pieces == 0:
         return -1
@@ -583,7 +595,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
             and (pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX or pixel_pieces(run * p.width)):
         pattern = &p.shuffle
         if not p.shuffle.period and head_pixels > part:
-            plan_shuffle(&p.tail_shuffle, p.gather, run * head_pixels, p.width, p.total_bytes * p.n_parts,
+            plan_shuffle(&p.tail_shuffle, p.gather, run * head_pixels, p.width, p.copy_bytes,
                          shuffle_pixel_items)
             pattern = &p.tail_shuffle
         n_pieces = (ext[k] * pixel_reach + LONG_RUN_REACH - 1) // LONG_RUN_REACH
@@ -593,18 +605,18 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
             long_tail = 0
         if pattern.period and long_part > part:
             if plan_long_run(&p.shuffle, pattern, p.gather, head_pixels, long_part, run, ss[k],
-                             p.width, p.total_bytes * p.n_parts) and p.shuffle.n_pieces \
+                             p.width, p.copy_bytes) and p.shuffle.n_pieces \
                     and plan_long_run(&p.tail_shuffle, &p.shuffle, p.gather, head_pixels, long_tail,
-                                      run, ss[k], p.width, p.total_bytes * p.n_parts):
+                                      run, ss[k], p.width, p.copy_bytes):
                 long_runs = True
                 part = long_part
                 tail = long_tail
             else:
-                plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.total_bytes * p.n_parts,
+                plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.copy_bytes,
                              shuffle_pixel_items)
     if not long_runs:
         # The last part's run is the table's prefix (its outer digit is axis k's).
-        plan_shuffle(&p.tail_shuffle, p.gather, run * tail, p.width, p.total_bytes * p.n_parts,
+        plan_shuffle(&p.tail_shuffle, p.gather, run * tail, p.width, p.copy_bytes,
                      shuffle_pixel_items)
     p.gather_tail_len = run * tail
     for i in range(k + 1):
@@ -641,13 +653,17 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
 
 cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,
                     const intp* dst_strides, intp itemsize, intp n_parts,
-                    char** src, char** dst, intp whole_bytes=0) except -1:
+                    char** src, char** dst, intp whole_bytes=0,
+                    const intp* source_table=NULL) except -1:
     """Fill ``p`` for the copy; return 0 when there is nothing to copy, else 1.
 
     ``src`` and ``dst`` are moved to the first item when a destination step
     is negative. ``whole_bytes``: the bytes written by the whole copy when
-    this plan runs only a piece of it (the staged NCHW_VECT_C blocks); with
-    the plan's own bytes, it decides whether the destination is streamed."""
+    this plan runs only a piece of it (the NCHW_VECT_C blocks); with
+    the plan's own bytes, it decides whether the destination is streamed.
+    ``source_table``: the last axis is a table axis (see Plan), its
+    destination step ``itemsize`` and its source stride unused; the table
+    must outlive the plan."""
     cdef intp ext_given[MAX_AXES]
     cdef intp ss_given[MAX_AXES]
     cdef intp ds_given[MAX_AXES]
@@ -660,14 +676,31 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp te, ts, td, total, fold_bytes, copy_bytes, reach = 0
     cdef int m = 0, i, k, resident
 
+    if source_table != NULL and (ndim < 1 or dst_strides[ndim - 1] != itemsize
+                                 or extents[ndim - 1] > GATHER_MAX):
+        raise ValueError(f"fastblock: a table axis must be the destination's innermost "
+                         f"and at most {GATHER_MAX} items")
+    p.source_table = source_table
     total = itemsize
     for i in range(ndim):
         if extents[i] == 0:
             return 0
+        if source_table != NULL and i == ndim - 1 and extents[i] == 1:
+            # One item: its offset moves the source, and no table is left.
+            src[0] += source_table[0]
+            p.source_table = NULL
+            continue
         if extents[i] == 1:
             continue
         if m == MAX_AXES:
             raise ValueError("fastblock: too many axes of extent > 1 in one copy")
+        if p.source_table != NULL and i == ndim - 1:
+            # Step 0 here; plan_gather adds the table's offsets.
+            ext[m] = extents[i]; ss[m] = 0; ds[m] = itemsize
+            total *= extents[i]
+            reach += (ext[m] - 1) * itemsize
+            m += 1
+            continue
         ext[m] = extents[i]
         ss[m] = src_strides[i]
         ds[m] = dst_strides[i]
@@ -681,6 +714,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         m += 1
     p.total_bytes = total
     p.n_parts = n_parts
+    p.copy_bytes = imax(total * n_parts, whole_bytes)
     p.block_bytes = imax(BLOCK_BYTES // n_parts, MIN_BLOCK_BYTES)
     p.dst_end = dst[0] + reach + itemsize
     copy_bytes = imax(total, whole_bytes)
@@ -708,9 +742,11 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
 
     # Merge an axis into its inner neighbour when both sides step over it as
     # one longer axis.
+    # (The table axis, innermost by its step, is never merged.)
     k = 0
     for i in range(1, m):
-        if ds[k] == ds[i] * ext[i] and ss[k] == ss[i] * ext[i]:
+        if ds[k] == ds[i] * ext[i] and ss[k] == ss[i] * ext[i] \
+                and not (p.source_table != NULL and i == m - 1):
             ext[k] *= ext[i]
             ss[k] = ss[i]
             ds[k] = ds[i]
@@ -753,7 +789,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # but one (depth_to_space depth_first C=1 bs=5, 3.45 -> 4.04). Folds of
     # 9 bytes lost (C=3 bs=3 uint8, one thread, 1 MiB: +0.2 to +0.3).
     fold_bytes = itemsize * ext[m - 1] if m >= 1 else 0
-    if m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
+    if p.source_table == NULL and m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
             and fold_bytes < 16 and not is_register_width(fold_bytes) \
             and (total >= STREAM_MIN_BYTES or (total >= UNFOLD_SHORT_MIN_BYTES and (
                 fold_bytes == 3 or (fold_bytes <= 6 and wide_shuffle_enabled)))):
@@ -798,7 +834,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
     cdef bint grouped[MAX_AXES]
 
     p.width = itemsize
-    if fold and m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize:
+    if fold and p.source_table == NULL and m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize:
         p.width = itemsize * ext[m - 1]
         m -= 1
     if m == 0:
@@ -807,7 +843,13 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
 
     p.gather_len = 0
     p.transpose = False
-    if plan_lanes(p, &m, ext, ss, ds):
+    p.lanes.n_lanes = 0
+    if p.source_table != NULL:
+        # The table axis is read only by gathered runs.
+        a_axis = m - 2
+        b_axis = m - 1
+        first_kernel = plan_gather(p, &m, ext, ss, ds, 0, False, &a_axis, &ragged_axis)
+    elif plan_lanes(p, &m, ext, ss, ds):
         # Lane transpose: the pixel axis is the kernel's b axis, in groups
         # of LANE_GROUP pixels; rows step along its outer neighbour.
         b_axis = m - 1
@@ -860,7 +902,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         # item by item; byte shuffles do them, where they can build the run
         # (depth_to_space of a stepped uint8 view [..., ::2], 64 MiB: 2.9 ->
         # 0.68 x np.copyto).
-        shuffle_lanes = shuffles_pay(p.total_bytes * p.n_parts) and p.width <= 2 and (
+        shuffle_lanes = shuffles_pay(p.copy_bytes) and p.width <= 2 and (
             force_shuffles or lane_shape.lanes == 3 or (a_axis >= 0 and moves_item_by_item(
                 block_rows, p.tile_b, ds[a_axis], ds[b_axis], ss[a_axis], ss[b_axis], p.width)))
         if not p.transpose and ((block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN)
@@ -1332,14 +1374,15 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
 cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
                     const intp* src_strides, const intp* dst_strides, intp itemsize,
                     intp n_parts, const intp* src_offsets, const intp* dst_offsets,
-                    int num_threads) except -1:
+                    int num_threads, const intp* source_table=NULL) except -1:
     """Run one copy (or several, shifted by per-part byte offsets) over the axes.
 
     The plan is built once: normalising moves both base pointers by fixed
     amounts, which apply to every part alike. The parts are run block by
     block (every part of a block before the next block), so parts that write
     neighbouring bytes (the lanes of NCHW_VECT_C) fill each cache line while
-    it is held, and the blocks shrink to keep all parts' lines in cache."""
+    it is held, and the blocks shrink to keep all parts' lines in cache.
+    ``source_table``: the last axis is a table axis (build_plan)."""
     cdef Plan plan
     cdef char* src_start = src
     cdef char* dst_start = dst
@@ -1349,7 +1392,7 @@ cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
     if n_parts < 1:
         return 0
     if not build_plan(&plan, ndim, extents, src_strides, dst_strides, itemsize, n_parts,
-                      &src_start, &dst_start):
+                      &src_start, &dst_start, 0, source_table):
         return 0
     plan.src_offsets = src_offsets
     plan.dst_offsets = dst_offsets
@@ -1362,12 +1405,15 @@ cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
 
 
 def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_strides,
-         dst_strides, parts=((0, 0),), int num_threads=1):
+         dst_strides, parts=((0, 0),), int num_threads=1, source_table=None):
     """Copy ``src`` into ``dst`` over the iteration ``extents``.
 
     Item ``(i0, i1, ...)`` is read at ``src.data + src_offset + sum(i * src_strides)``
     and written at ``dst.data + dst_offset + sum(i * dst_strides)`` (byte
-    steps), once for each ``(src_offset, dst_offset)`` in ``parts``.
+    steps), once for each ``(src_offset, dst_offset)`` in ``parts``. With a
+    ``source_table`` (one byte offset per index of the last axis), the last
+    axis's source offsets are the table's instead of multiples of its
+    stride; its destination stride must be the item size.
     The caller guarantees that every address is inside its array, that the
     destination items are distinct and that ``src`` and ``dst`` do not overlap;
     both arrays must have the same item size and hold no references.
@@ -1392,11 +1438,18 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
     for i, (src_offset, dst_offset) in enumerate(parts):
         src_offsets[i] = src_offset
         dst_offsets[i] = dst_offset
+    cdef intp[::1] table = None
+    if source_table is not None:
+        if ndim < 1 or len(source_table) != extents[ndim - 1]:
+            raise ValueError("fastblock: source_table needs one offset per index of the last axis")
+        table = np.ascontiguousarray(source_table, dtype=np.intp)
     copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
-               dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads)
+               dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads,
+               NULL if table is None or table.shape[0] == 0 else &table[0])
 
 
-def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_array=None):
+def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_array=None,
+             source_table=None):
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
     ``kernel`` ("lanes", "gather", "transpose" or "block"), ``lanes`` (lane
     transposes: lanes per pixel), ``width`` (bytes per folded item), the
@@ -1417,7 +1470,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     ``first_tile_short_by`` (items a transpose's first tile of each row
     lacks, so that the others start on a line) and ``source_ahead`` (bytes
     past its own source at which a transpose block asks for the source of
-    the block two on; 0: none). For tests and tuning."""
+    the block two on; 0: none). ``source_table``: as for :func:`copy`.
+    For tests and tuning."""
     cdef Plan plan
     cdef intp ext[MAX_INPUT_AXES]
     cdef intp ss[MAX_INPUT_AXES]
@@ -1431,7 +1485,13 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         ext[i] = extents[i]
         ss[i] = src_strides[i]
         ds[i] = dst_strides[i]
-    if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst):
+    cdef intp[::1] table = None
+    if source_table is not None:
+        table = np.ascontiguousarray(source_table, dtype=np.intp)
+        if ndim < 1 or table.shape[0] != ext[ndim - 1] or table.shape[0] == 0:
+            raise ValueError("fastblock: source_table needs one offset per index of the last axis")
+    if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst, 0,
+                      NULL if table is None else &table[0]):
         return None
     return {
         "kernel": ("lanes" if plan.lanes.n_lanes else "gather" if plan.gather_len

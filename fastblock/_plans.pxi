@@ -144,8 +144,14 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         return
     else:
         # M odd, or bs = 2 mod 4: B's digits do not split into group and
-        # lane digits; the copy goes through planes (see StagedVectC).
-        _staged_vect_c_copy(&s, &d, space, depth, bs, to_depth, num_threads)
+        # lane digits. depth_to_space reads each space row's items through
+        # a table (VectCRows) where they are contiguous; otherwise the copy
+        # goes through planes (StagedVectC).
+        if not to_depth and cnp.PyArray_NBYTES(depth) >= VECT_C_ROWS_MIN_BYTES \
+                and vect_c_rows_fit(&s, &d, bs, cnp.PyArray_ITEMSIZE(depth)):
+            _vect_c_rows_copy(&s, &d, space, depth, bs, num_threads)
+        else:
+            _staged_vect_c_copy(&s, &d, space, depth, bs, to_depth, num_threads)
         return
 
     weight = blocks
@@ -200,33 +206,40 @@ def tile_copy(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats,
 
 
 cdef enum:
-    # Scratch bytes per thread for the planes of one NCHW_VECT_C block: in
-    # L2, and as large as that allows, since each block reads its source in
-    # one phase and writes its result in the next, and fewer, longer phases
-    # keep the memory streams going (64 MiB bs=3 depth_first, two threads,
-    # x np.copyto; 64 KiB -> 256 KiB: space_to_depth uint8 0.84 -> 0.73,
-    # float32 0.70 -> 0.56, depth_to_space float32 0.70 -> 0.66; 2 MiB
-    # planes, as large as L2, lose it again).
-    VECT_C_STAGE_BYTES = 256 * 1024
+    # Result bytes of a block of rows of one NCHW_VECT_C group: in L2, and
+    # as large as that allows. A staged block (StagedVectC) reads its
+    # source in one phase and writes its result in the next, and fewer,
+    # longer phases keep the memory streams going (64 MiB bs=3 depth_first,
+    # two threads, x np.copyto; 64 KiB -> 256 KiB: space_to_depth uint8
+    # 0.84 -> 0.73, float32 0.70 -> 0.56, depth_to_space float32 0.70 ->
+    # 0.66; 2 MiB planes, as large as L2, lose it again). The row kinds of a
+    # block of VectCRows read the same source rows, which stay in L2 while
+    # the kinds run (32 and 64 KiB blocks lost: uint8 two threads 1.02 ->
+    # 1.37 and 1.18).
+    VECT_C_BLOCK_BYTES = 256 * 1024
 
-# For the tests: the staged path takes rows in blocks of about this many bytes.
-VECT_C_SCRATCH_BYTES = VECT_C_STAGE_BYTES
+# For the tests: both paths take rows in blocks of about this many result bytes.
+VECT_C_BLOCK_RESULT_BYTES = VECT_C_BLOCK_BYTES
+
+# depth_to_space results this large read through tables (VectCRows), smaller
+# ones through planes; tests lower it to reach the tables with small inputs.
+cdef intp VECT_C_ROWS_MIN_BYTES = 16 << 20
 
 
-cdef struct StagedVectC:
-    # NCHW_VECT_C depth_first with bs*bs = M not a multiple of 4. Depth
-    # channel (4*g + r)*M + B, r the space lane and B the block offset, is
-    # depth group g*M + t // 4, lane t % 4 with t = r*M + B: t mixes r and B
-    # in a way no axes describe. So each block of `rows` depth rows of one
-    # space group goes through 4*M planes [t][rows][W/bs] in a per-thread
-    # scratch: space <-> planes is a plain permutation (for bytes a split or
-    # an interleave of 4*bs lanes) and planes <-> depth another (4 lanes).
-    Plan to_planes[2]           # source side -> planes: whole blocks, last block
-    Plan from_planes[2]         # planes -> destination side
-    # Each plan's base-pointer moves (source, destination), run as its one part.
-    intp shifts[8]
-    intp rows, last_rows, n_row_blocks, groups, blocks
-    intp scratch_bytes
+def set_vect_c_rows_min_bytes(intp min_bytes):
+    """Set the result size from which NCHW_VECT_C depth_first depth_to_space
+    reads through tables (VectCRows); returns the previous one (for tests)."""
+    global VECT_C_ROWS_MIN_BYTES
+    previous = VECT_C_ROWS_MIN_BYTES
+    VECT_C_ROWS_MIN_BYTES = min_bytes
+    return previous
+
+
+cdef struct VectCBlocks:
+    # An NCHW_VECT_C depth_first copy in blocks of rows of one space group:
+    # item (batch index, group, row block) starts at these source and
+    # destination offsets.
+    intp rows, last_rows, n_row_blocks, groups, n_items
     int n_batch
     intp batch[MAX_INPUT_AXES]
     intp src_batch_step[MAX_INPUT_AXES]
@@ -236,38 +249,228 @@ cdef struct StagedVectC:
     char* dst
 
 
-cdef int _stage_plan(StagedVectC* job, Plan* plan, intp* shifts, int ndim, intp* ext,
-                     intp* src_step, intp* dst_step, intp itemsize, intp whole_bytes) except -1:
-    """Build one staging plan. A negative destination step (an ``out=`` with
-    a reversed axis) moves the plan's base pointers; the move, measured from
-    the arrays' own data pointers, is kept in ``shifts`` (source,
+cdef void vect_c_blocks(VectCBlocks* b, const LogicalView* s, const LogicalView* d,
+                        cnp.ndarray space, cnp.ndarray depth, intp bs, bint to_depth) noexcept:
+    """Blocks of about VECT_C_BLOCK_BYTES result bytes (whole depth rows)."""
+    cdef intp blocks = bs * bs, itemsize = cnp.PyArray_ITEMSIZE(depth)
+    cdef intp out_h = s.spatial[0] // bs, out_w = s.spatial[1] // bs
+    cdef intp row_bytes = VECT_C_GROUP * blocks * out_w * itemsize    # a depth row of a space group
+    cdef int k
+    b.groups = s.channels // VECT_C_GROUP
+    b.rows = imax(1, imin(out_h, VECT_C_BLOCK_BYTES // row_bytes))
+    b.n_row_blocks = (out_h + b.rows - 1) // b.rows
+    b.last_rows = out_h - (b.n_row_blocks - 1) * b.rows
+    b.n_batch = s.n_batch
+    b.n_items = b.groups * b.n_row_blocks
+    for k in range(s.n_batch):
+        b.batch[k] = s.batch[k]
+        b.src_batch_step[k] = s.batch_stride[k] if to_depth else d.batch_stride[k]
+        b.dst_batch_step[k] = d.batch_stride[k] if to_depth else s.batch_stride[k]
+        b.n_items *= s.batch[k]
+    if to_depth:
+        b.src = <char*>cnp.PyArray_DATA(space); b.dst = <char*>cnp.PyArray_DATA(depth)
+        b.src_group_step = s.channel_stride; b.dst_group_step = blocks * d.channel_stride
+        b.src_row_step = bs * s.spatial_stride[0]; b.dst_row_step = d.spatial_stride[0]
+    else:
+        b.src = <char*>cnp.PyArray_DATA(depth); b.dst = <char*>cnp.PyArray_DATA(space)
+        b.src_group_step = blocks * d.channel_stride; b.dst_group_step = s.channel_stride
+        b.src_row_step = d.spatial_stride[0]; b.dst_row_step = bs * s.spatial_stride[0]
+
+
+cdef int vect_c_block_at(const VectCBlocks* b, intp item, intp* src_offset,
+                         intp* dst_offset) noexcept nogil:
+    """Where block ``item`` starts; returns 1 for the last, shorter row
+    block (its own plans), else 0."""
+    cdef intp row_block = item % b.n_row_blocks, rest = item // b.n_row_blocks
+    cdef intp g = rest % b.groups, digit
+    cdef int k
+    rest //= b.groups
+    src_offset[0] = g * b.src_group_step + row_block * b.rows * b.src_row_step
+    dst_offset[0] = g * b.dst_group_step + row_block * b.rows * b.dst_row_step
+    for k in range(b.n_batch - 1, -1, -1):
+        digit = rest % b.batch[k]
+        rest //= b.batch[k]
+        src_offset[0] += digit * b.src_batch_step[k]
+        dst_offset[0] += digit * b.dst_batch_step[k]
+    return 1 if row_block == b.n_row_blocks - 1 and b.last_rows != b.rows else 0
+
+
+cdef int vect_c_threads(const VectCBlocks* b, cnp.ndarray depth, int num_threads) noexcept:
+    if b.n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
+        return 1
+    return <int>imin(num_threads, b.n_items)
+
+
+cdef int _block_plan(Plan* plan, intp* shifts, char* src0, char* dst0, intp src_move, intp dst_move,
+                     int ndim, intp* ext, intp* src_step, intp* dst_step, intp itemsize,
+                     intp whole_bytes, const intp* table=NULL) except -1:
+    """Build one plan of a block (``src0``, ``dst0``: the arrays' data,
+    ``src_move``, ``dst_move``: the plan's own place from them). A negative
+    destination step (an ``out=`` with a reversed axis) moves the base
+    pointers further; the whole move is kept in ``shifts`` (source,
     destination) and applied as the plan's one part. ``whole_bytes``: the
-    result's size for the plan that writes it (it may stream), else 0."""
-    cdef char* src = job.src
-    cdef char* dst = job.dst
-    build_plan(plan, ndim, ext, src_step, dst_step, itemsize, 1, &src, &dst, whole_bytes)
+    result's size for a plan that writes it (it may stream), else 0."""
+    cdef char* src = src0 + src_move
+    cdef char* dst = dst0 + dst_move
+    build_plan(plan, ndim, ext, src_step, dst_step, itemsize, 1, &src, &dst, whole_bytes, table)
     if not whole_bytes:
-        # It runs into the scratch, not into job.dst: nothing to fault.
+        # It runs into the scratch, not into the result: nothing to fault.
         plan.fault_ahead = False
-    shifts[0] = src - job.src
-    shifts[1] = dst - job.dst
+    shifts[0] = src - src0
+    shifts[1] = dst - dst0
     plan.src_offsets = &shifts[0]
     plan.dst_offsets = &shifts[1]
     return 0
+
+
+cdef void bound_faults(Plan* plans, intp n_plans, cnp.ndarray result) noexcept:
+    """Plans built over one block fault ahead up to the whole result's end."""
+    cdef char* low
+    cdef char* high
+    cdef intp i
+    if byte_range(result, &low, &high):
+        for i in range(n_plans):
+            plans[i].dst_end = high
+
+
+cdef struct VectCRows:
+    # depth_to_space NCHW_VECT_C depth_first with M = bs*bs not a multiple
+    # of 4. Depth channel (4*g + r)*M + B, r the space lane and B = bs*b1 +
+    # b2 the block offset, is depth group g*M + t // 4, lane t % 4 with t =
+    # r*M + B: t mixes r and B in a way no axes describe. Space row bs*y +
+    # b1 of group g holds, at pixel x, the 4*bs items (b2, r), contiguous
+    # when the lanes and pixels are; they come from depth pixel (y, x) at
+    # offsets that depend on b1 alone: a table axis (build_plan), one plan
+    # for each b1 (a row kind). A block of rows runs every kind before
+    # the next, so the depth rows they share come from memory once.
+    # Against StagedVectC on the AMD EPYC (Zen 4) CI machine, bs 3, two
+    # threads, x np.copyto, medians of three processes of each build, run
+    # in turn: 64 MiB uint8 1.38 -> 0.80, float32 0.93 -> 0.83; 16 MiB
+    # 1.56 -> 0.98, 1.12 -> 1.06; but 4 MiB 1.95 -> 2.60, 1.24 -> 2.05
+    # (in cache the gathers cost more than the planes' register
+    # transposes), so results under VECT_C_ROWS_MIN_BYTES keep the planes.
+    # (space_to_depth the same way, a kind per depth group of 4 lanes, lost
+    # at 64 MiB: its 64-byte pieces each take 6 windows, uint8 1.24 ->
+    # 1.25, float32 0.98 -> 1.22; it stays staged.)
+    VectCBlocks blocks
+    int n_kinds                 # bs
+    intp* tables                # bs tables of 4*bs source offsets
+    Plan* plans                 # bs plans for whole blocks, then bs for the last
+    intp* shifts                # each plan's base moves (source, destination)
+
+
+cdef bint vect_c_rows_fit(const LogicalView* s, const LogicalView* d, intp bs,
+                          intp itemsize) noexcept:
+    """Whether a space pixel's (b2, r) items are contiguous (a table axis
+    must be) and its table fits one."""
+    return (s.lane_stride == itemsize and s.spatial_stride[1] == VECT_C_GROUP * itemsize
+            and VECT_C_GROUP * bs <= GATHER_MAX)
+
+
+cdef void _vect_c_rows_block(const VectCRows* job, intp item) noexcept nogil:
+    """Block ``item`` (batch index, group, row block), every kind of row."""
+    cdef intp src_offset, dst_offset
+    cdef int which = vect_c_block_at(&job.blocks, item, &src_offset, &dst_offset), k
+    cdef const Plan* plan
+    cdef const Plan* kinds = &job.plans[which * job.n_kinds]
+    for k in range(job.n_kinds):
+        plan = &kinds[k]
+        run_range(plan, job.blocks.dst + dst_offset, job.blocks.src + src_offset, 0, plan.n_iter)
+
+
+cdef int _vect_c_rows_plans(VectCRows* job, int which, const LogicalView* s, const LogicalView* d,
+                            intp bs, intp rows, intp itemsize, intp whole_bytes) except -1:
+    """The kinds' plans for a block of ``rows`` depth rows (``which``: 0
+    whole blocks, 1 the last): depth [row, x] -> space row bs*row + b1,
+    pixel x, items (b2, r) from table b1."""
+    cdef intp ext[3]
+    cdef intp depth_step[3]
+    cdef intp space_step[3]
+    cdef int b1, kind
+    ext[0] = rows; depth_step[0] = d.spatial_stride[0]; space_step[0] = bs * s.spatial_stride[0]
+    ext[1] = s.spatial[1] // bs; depth_step[1] = d.spatial_stride[1]
+    space_step[1] = bs * s.spatial_stride[1]
+    ext[2] = VECT_C_GROUP * bs; depth_step[2] = 0; space_step[2] = itemsize
+    for b1 in range(job.n_kinds):
+        kind = which * job.n_kinds + b1
+        _block_plan(&job.plans[kind], &job.shifts[2 * kind], job.blocks.src, job.blocks.dst,
+                    0, b1 * s.spatial_stride[0], 3, ext, depth_step, space_step, itemsize,
+                    whole_bytes, &job.tables[b1 * VECT_C_GROUP * bs])
+    return 0
+
+
+cdef int _vect_c_rows_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
+                           cnp.ndarray depth, intp bs, int num_threads) except -1:
+    cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth), blocks = bs * bs, item, i, t
+    cdef intp n_table = VECT_C_GROUP * bs, n_plans
+    cdef int b1, n_threads
+    cdef VectCRows* job = <VectCRows*>calloc(1, sizeof(VectCRows))
+    if job == NULL:
+        raise MemoryError()
+    try:
+        vect_c_blocks(&job.blocks, s, d, space, depth, bs, False)
+        job.n_kinds = <int>bs
+        n_plans = (2 if job.blocks.last_rows != job.blocks.rows else 1) * bs
+        job.tables = <intp*>malloc(bs * n_table * sizeof(intp))
+        job.plans = <Plan*>malloc(n_plans * sizeof(Plan))
+        job.shifts = <intp*>malloc(2 * n_plans * sizeof(intp))
+        if job.tables == NULL or job.plans == NULL or job.shifts == NULL:
+            raise MemoryError()
+        # Item i = VECT_C_GROUP*b2 + r of row kind b1 reads t = r*M + bs*b1 + b2.
+        for b1 in range(bs):
+            for i in range(n_table):
+                t = i % VECT_C_GROUP * blocks + bs * b1 + i // VECT_C_GROUP
+                job.tables[b1 * n_table + i] = (t // VECT_C_GROUP * d.channel_stride
+                                                + t % VECT_C_GROUP * d.lane_stride)
+        _vect_c_rows_plans(job, 0, s, d, bs, job.blocks.rows, itemsize, cnp.PyArray_NBYTES(space))
+        if job.blocks.last_rows != job.blocks.rows:
+            _vect_c_rows_plans(job, 1, s, d, bs, job.blocks.last_rows, itemsize,
+                               cnp.PyArray_NBYTES(space))
+        bound_faults(job.plans, n_plans, space)
+        n_threads = vect_c_threads(&job.blocks, depth, num_threads)
+        if n_threads == 1:
+            with nogil:
+                for item in range(job.blocks.n_items):
+                    _vect_c_rows_block(job, item)
+        else:
+            with nogil, parallel(num_threads=n_threads):
+                for item in prange(job.blocks.n_items, schedule="dynamic"):
+                    _vect_c_rows_block(job, item)
+    finally:
+        free(job.tables)
+        free(job.plans)
+        free(job.shifts)
+        free(job)
+    return 0
+
+
+cdef struct StagedVectC:
+    # NCHW_VECT_C depth_first with bs*bs = M not a multiple of 4 (as for
+    # VectCRows), for space_to_depth and for results whose items are not
+    # contiguous. Each block of `rows` depth rows of one space group goes
+    # through 4*M planes [t][rows][W/bs] in a per-thread scratch: space <->
+    # planes is a plain permutation (for bytes a split or an interleave of
+    # 4*bs lanes) and planes <-> depth another (4 lanes).
+    VectCBlocks blocks
+    Plan to_planes[2]           # source side -> planes: whole blocks, last block
+    Plan from_planes[2]         # planes -> destination side
+    # Each plan's base-pointer moves (source, destination), run as its one part.
+    intp shifts[8]
+    intp scratch_bytes
 
 
 cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const LogicalView* d,
                        intp bs, intp rows, intp itemsize, bint to_depth, intp whole_bytes) except -1:
     """Plans for a block of ``rows`` depth rows (``which``: 0 whole, 1 last);
     the result has ``whole_bytes`` bytes."""
-    cdef intp out_w = s.spatial[1] // bs, blocks = job.blocks
+    cdef intp out_w = s.spatial[1] // bs, blocks = bs * bs
     cdef intp ext[5]
     cdef intp space_step[5]
     cdef intp plane_step[5]
     cdef intp depth_step[4]
     cdef intp plane = rows * out_w * itemsize   # bytes of one plane t
-    cdef Plan* to_planes = &job.to_planes[which]
-    cdef Plan* from_planes = &job.from_planes[which]
+    cdef char* src = job.blocks.src
+    cdef char* dst = job.blocks.dst
     cdef intp* to_shifts = &job.shifts[4 * which]
     cdef intp* from_shifts = &job.shifts[4 * which + 2]
     # space [r, b1, b2, row, x] <-> planes t = r*M + b1*bs + b2
@@ -277,94 +480,63 @@ cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const 
     ext[3] = rows; space_step[3] = bs * s.spatial_stride[0]; plane_step[3] = out_w * itemsize
     ext[4] = out_w; space_step[4] = bs * s.spatial_stride[1]; plane_step[4] = itemsize
     if to_depth:
-        _stage_plan(job, to_planes, to_shifts, 5, ext, space_step, plane_step, itemsize, 0)
+        _block_plan(&job.to_planes[which], to_shifts, src, dst, 0, 0, 5, ext, space_step,
+                    plane_step, itemsize, 0)
     else:
-        _stage_plan(job, from_planes, from_shifts, 5, ext, plane_step, space_step, itemsize, whole_bytes)
+        _block_plan(&job.from_planes[which], from_shifts, src, dst, 0, 0, 5, ext, plane_step,
+                    space_step, itemsize, whole_bytes)
     # planes t = 4*u + lane <-> depth [u, lane, row, x] of this group
     ext[0] = blocks; plane_step[0] = VECT_C_GROUP * plane; depth_step[0] = d.channel_stride
     ext[1] = VECT_C_GROUP; plane_step[1] = plane; depth_step[1] = d.lane_stride
     ext[2] = rows; plane_step[2] = out_w * itemsize; depth_step[2] = d.spatial_stride[0]
     ext[3] = out_w; plane_step[3] = itemsize; depth_step[3] = d.spatial_stride[1]
     if to_depth:
-        _stage_plan(job, from_planes, from_shifts, 4, ext, plane_step, depth_step, itemsize, whole_bytes)
+        _block_plan(&job.from_planes[which], from_shifts, src, dst, 0, 0, 4, ext, plane_step,
+                    depth_step, itemsize, whole_bytes)
     else:
-        _stage_plan(job, to_planes, to_shifts, 4, ext, depth_step, plane_step, itemsize, 0)
+        _block_plan(&job.to_planes[which], to_shifts, src, dst, 0, 0, 4, ext, depth_step,
+                    plane_step, itemsize, 0)
     return 0
 
 
 cdef void _staged_block(const StagedVectC* job, intp item, char* scratch) noexcept nogil:
     """Block ``item`` (batch index, group, row block): source -> planes -> destination."""
-    cdef intp row_block = item % job.n_row_blocks, rest = item // job.n_row_blocks
-    cdef intp g = rest % job.groups, src_offset, dst_offset, digit
-    cdef int k, which = 1 if row_block == job.n_row_blocks - 1 and job.last_rows != job.rows else 0
-    rest //= job.groups
-    src_offset = g * job.src_group_step + row_block * job.rows * job.src_row_step
-    dst_offset = g * job.dst_group_step + row_block * job.rows * job.dst_row_step
-    for k in range(job.n_batch - 1, -1, -1):
-        digit = rest % job.batch[k]
-        rest //= job.batch[k]
-        src_offset += digit * job.src_batch_step[k]
-        dst_offset += digit * job.dst_batch_step[k]
-    run_range(&job.to_planes[which], scratch, job.src + src_offset, 0, job.to_planes[which].n_iter)
-    run_range(&job.from_planes[which], job.dst + dst_offset, scratch, 0, job.from_planes[which].n_iter)
+    cdef intp src_offset, dst_offset
+    cdef int which = vect_c_block_at(&job.blocks, item, &src_offset, &dst_offset)
+    run_range(&job.to_planes[which], scratch, job.blocks.src + src_offset, 0,
+              job.to_planes[which].n_iter)
+    run_range(&job.from_planes[which], job.blocks.dst + dst_offset, scratch, 0,
+              job.from_planes[which].n_iter)
 
 
 cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
                              cnp.ndarray depth, intp bs, bint to_depth, int num_threads) except -1:
-    cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth)
-    cdef intp out_h = s.spatial[0] // bs, out_w = s.spatial[1] // bs, n_items, item, row_bytes
-    cdef int k, n_threads
+    cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth), item
+    cdef int n_threads
     cdef char* scratch
-    cdef char* result_low
-    cdef char* result_high
     cdef StagedVectC* job = <StagedVectC*>malloc(sizeof(StagedVectC))
     if job == NULL:
         raise MemoryError()
     try:
-        job.blocks = bs * bs
-        job.groups = s.channels // VECT_C_GROUP
-        row_bytes = VECT_C_GROUP * job.blocks * out_w * itemsize
-        job.rows = imax(1, imin(out_h, VECT_C_STAGE_BYTES // row_bytes))
-        job.n_row_blocks = (out_h + job.rows - 1) // job.rows
-        job.last_rows = out_h - (job.n_row_blocks - 1) * job.rows
-        job.scratch_bytes = job.rows * row_bytes
-        job.n_batch = s.n_batch
-        n_items = job.groups * job.n_row_blocks
-        for k in range(s.n_batch):
-            job.batch[k] = s.batch[k]
-            job.src_batch_step[k] = s.batch_stride[k] if to_depth else d.batch_stride[k]
-            job.dst_batch_step[k] = d.batch_stride[k] if to_depth else s.batch_stride[k]
-            n_items *= s.batch[k]
-        if to_depth:
-            job.src = <char*>cnp.PyArray_DATA(space); job.dst = <char*>cnp.PyArray_DATA(depth)
-            job.src_group_step = s.channel_stride; job.dst_group_step = job.blocks * d.channel_stride
-            job.src_row_step = bs * s.spatial_stride[0]; job.dst_row_step = d.spatial_stride[0]
-        else:
-            job.src = <char*>cnp.PyArray_DATA(depth); job.dst = <char*>cnp.PyArray_DATA(space)
-            job.src_group_step = job.blocks * d.channel_stride; job.dst_group_step = s.channel_stride
-            job.src_row_step = d.spatial_stride[0]; job.dst_row_step = bs * s.spatial_stride[0]
-        _staged_plans(job, 0, s, d, bs, job.rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
-        if job.last_rows != job.rows:
-            _staged_plans(job, 1, s, d, bs, job.last_rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
-        # The result's plans are built over one block; their faults ahead
-        # are bounded by the whole result.
-        if byte_range(depth if to_depth else space, &result_low, &result_high):
-            job.from_planes[0].dst_end = job.from_planes[1].dst_end = result_high
-        n_threads = num_threads
-        if n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
-            n_threads = 1
-        n_threads = <int>imin(n_threads, n_items)
+        vect_c_blocks(&job.blocks, s, d, space, depth, bs, to_depth)
+        job.scratch_bytes = job.blocks.rows * VECT_C_GROUP * bs * bs * (s.spatial[1] // bs) * itemsize
+        _staged_plans(job, 0, s, d, bs, job.blocks.rows, itemsize, to_depth, cnp.PyArray_NBYTES(depth))
+        if job.blocks.last_rows != job.blocks.rows:
+            _staged_plans(job, 1, s, d, bs, job.blocks.last_rows, itemsize, to_depth,
+                          cnp.PyArray_NBYTES(depth))
+        bound_faults(job.from_planes, 2, depth if to_depth else space)
+        n_threads = vect_c_threads(&job.blocks, depth, num_threads)
         scratch = <char*>malloc(n_threads * job.scratch_bytes)
         if scratch == NULL:
             raise MemoryError()
         try:
             if n_threads == 1:
                 with nogil:
-                    for item in range(n_items):
+                    for item in range(job.blocks.n_items):
                         _staged_block(job, item, scratch)
             else:
                 with nogil, parallel(num_threads=n_threads):
-                    for item in prange(n_items, schedule="dynamic"):
+                    for item in prange(job.blocks.n_items, schedule="dynamic"):
                         _staged_block(job, item, scratch + threadid() * job.scratch_bytes)
         finally:
             free(scratch)

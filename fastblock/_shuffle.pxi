@@ -246,6 +246,7 @@ cdef extern from *:
             /* find_period gives every (period, uniform) pair listed here. */
             switch (16 * period + uniform) {
             FB_PERIODIC(1, 1) FB_PERIODIC(1, 2) FB_PERIODIC(1, 3) FB_PERIODIC(1, 4)
+            FB_PERIODIC(1, 5) FB_PERIODIC(1, 6) FB_PERIODIC(1, 7) FB_PERIODIC(1, 8)
             FB_PERIODIC(2, 1) FB_PERIODIC(2, 2) FB_PERIODIC(2, 3) FB_PERIODIC(2, 4)
             FB_PERIODIC(3, 1) FB_PERIODIC(3, 2) FB_PERIODIC(3, 3) FB_PERIODIC(3, 4)
             FB_PERIODIC(4, 1) FB_PERIODIC(4, 2) FB_PERIODIC(4, 3)
@@ -343,6 +344,10 @@ cdef enum:
     # Programs whose pieces need at most this many windows, all within one
     # of the most, run every piece with the most (the extra ones empty).
     SHUFFLE_UNIFORM_MAX = 4
+    # The same for programs of pieces that advance by whole pixels where
+    # pieces of 64 bytes do not repeat within the periodic kernel's slots
+    # (plan_shuffle): one piece a period, of up to this many windows.
+    PIXEL_UNIFORM_MAX = 8
     # Longest period (in pieces) searched for, and most windows (period
     # times windows a piece) the periodic kernel keeps in registers.
     SHUFFLE_PERIOD_MAX = 4
@@ -431,6 +436,24 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
                                             WIDE_SHUFFLE_BYTES // width):
         if width == 4 and prog.uniform == 0:
             prog.n_pieces = 0
+        elif prog.period == 0 and width <= 2 and 1 < pixel_items * width <= WIDE_SHUFFLE_BYTES and (
+                prog.uniform == 0
+                or pieces_per_period(pixel_items * width) * prog.uniform > SHUFFLE_PERIOD_SLOTS):
+            # Pieces of whole pixels all take the same windows: a period of
+            # one piece, run from registers even with more windows than the
+            # 64-byte pieces' period could hold (depth_to_space depth_first
+            # NCHW_VECT_C bs 3 uint8 through tables: 12-byte pixels from 6
+            # depth planes, 64-byte pieces repeat every 3 pieces of 6
+            # windows). Pieces of 5 pixels, AMD EPYC (Zen 4) CI machine, two
+            # threads, x np.copyto, medians of three processes: 64 MiB 0.99
+            # -> 0.80, 16 MiB 1.48 -> 0.98. Only there: programs of fewer
+            # windows lost (1 MiB space_to_depth blocks_first channels_last
+            # C 3 bs 2 uint8 1.13 -> 2.25).
+            if not (plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES, PIXEL_UNIFORM_MAX,
+                                WIDE_SHUFFLE_BYTES // (pixel_items * width) * pixel_items,
+                                PIXEL_UNIFORM_MAX) and prog.period):
+                plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES, WIDE_SHUFFLE_WINDOWS,
+                            WIDE_SHUFFLE_BYTES // width)
         return
     if width <= 2:
         plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS,
@@ -438,7 +461,8 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
 
 
 cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, intp width,
-                      intp piece_bytes, int max_windows, intp advance_items) noexcept nogil:
+                      intp piece_bytes, int max_windows, intp advance_items,
+                      int uniform_max=SHUFFLE_UNIFORM_MAX) noexcept nogil:
     """``plan_shuffle`` with pieces and windows of ``piece_bytes`` bytes, at
     most ``max_windows`` windows a piece, and pieces ``advance_items`` items
     apart (at most a piece; each places those items, the last piece the
@@ -509,14 +533,14 @@ cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, i
     prog.piece_advance = advance_items * width
     prog.max_windows = max_windows
     prog.last_start = (n_items - per_piece) * width
-    pad_to_uniform(prog)
+    pad_to_uniform(prog, uniform_max)
     find_period(prog)
     return True
 
 
-cdef void pad_to_uniform(ShuffleProgram* prog) noexcept nogil:
+cdef void pad_to_uniform(ShuffleProgram* prog, int uniform_max) noexcept nogil:
     """Give every piece the most windows any piece has, if that is at most
-    SHUFFLE_UNIFORM_MAX and no piece has two fewer: an added window loads
+    ``uniform_max`` and no piece has two fewer: an added window loads
     the piece's first window again and places nothing (a mask of 0x80s).
     The kernel then needs no dispatch per piece."""
     cdef intp q, slot
@@ -525,7 +549,7 @@ cdef void pad_to_uniform(ShuffleProgram* prog) noexcept nogil:
     for q in range(prog.n_pieces):
         most = max(most, <int>prog.n_windows[q])
         least = min(least, <int>prog.n_windows[q])
-    if prog.n_pieces == 0 or most > SHUFFLE_UNIFORM_MAX or most - least > 1:
+    if prog.n_pieces == 0 or most > uniform_max or most - least > 1:
         return
     for q in range(prog.n_pieces):
         for w in range(prog.n_windows[q], most):

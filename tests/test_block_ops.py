@@ -151,15 +151,17 @@ def test_nchw_vect_c_equals_nchw_split(op_name, mode, bs):
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32, "V3"])
 @pytest.mark.parametrize("bs", [3, 5, 6])
 @pytest.mark.parametrize("op_name", list(OPS))
-def test_nchw_vect_c_depth_first_through_planes(op_name, bs, dtype, num_threads):
-    """depth_first with bs*bs not a multiple of 4 goes through per-thread
-    planes in blocks of rows: enough rows here for several blocks and a
-    shorter last one, two batch items, several groups, a strided input."""
+def test_nchw_vect_c_depth_first_in_blocks_of_rows(op_name, bs, dtype, num_threads,
+                                                   vect_c_path):
+    """depth_first with bs*bs not a multiple of 4 runs in blocks of rows
+    (depth_to_space through tables or per-thread planes, space_to_depth
+    through planes): enough rows here for several blocks and a shorter last
+    one, two batch items, several groups, a strided input."""
     op, ref = OPS[op_name]
     itemsize = np.dtype(dtype).itemsize
     # Rows of about 12 per block: blocks of 12, 12 and 5 rows.
     groups, h = 2, 29
-    w = _engine.VECT_C_SCRATCH_BYTES // (4 * bs * bs * itemsize * 12)
+    w = _engine.VECT_C_BLOCK_RESULT_BYTES // (4 * bs * bs * itemsize * 12)
     if op_name == "space_to_depth":
         shape = (2, groups, bs * h, bs * w, 4)
     else:
@@ -172,11 +174,14 @@ def test_nchw_vect_c_depth_first_through_planes(op_name, bs, dtype, num_threads)
     _check(op(stepped, bs, "depth_first", "NCHW_VECT_C", num_threads=num_threads), expected)
 
 
+@pytest.mark.parametrize("reversed_axes", ["rows and lanes", "rows"])
 @pytest.mark.parametrize("bs", [1, 3])
 @pytest.mark.parametrize("op_name", list(OPS))
-def test_nchw_vect_c_depth_first_through_planes_into_a_reversed_out(op_name, bs):
-    """An out= with reversed axes (lanes, rows) moves the staging plans'
-    base pointers; the result must still land in place."""
+def test_nchw_vect_c_depth_first_into_a_reversed_out(op_name, bs, reversed_axes, vect_c_path):
+    """An out= with reversed axes moves the block plans' base pointers; the
+    result must still land in place. depth_to_space can read through tables
+    into reversed rows, but goes through planes when the lanes are reversed
+    too (a table's items must be contiguous)."""
     op, ref = OPS[op_name]
     if op_name == "space_to_depth":
         shape = (2, 2, bs * 9, bs * 7, 4)
@@ -185,7 +190,7 @@ def test_nchw_vect_c_depth_first_through_planes_into_a_reversed_out(op_name, bs)
     x = np.random.default_rng(bs).integers(0, 256, shape).astype(np.uint8)
     expected = ref(x, bs, "depth_first", "NCHW_VECT_C")
     buffer = np.zeros(expected.shape, expected.dtype)
-    out = buffer[:, :, ::-1, :, ::-1]
+    out = buffer[:, :, ::-1, :, ::-1] if reversed_axes == "rows and lanes" else buffer[:, :, ::-1]
     op(x, bs, "depth_first", "NCHW_VECT_C", out=out)
     np.testing.assert_array_equal(out, expected)
 

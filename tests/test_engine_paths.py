@@ -295,8 +295,8 @@ def test_lanes_with_reversed_source_lanes(width):
     ((5, 27, 40), (0, 2, 1), 1, 27),     # more than 16 lanes of bytes: blocks of 16
     ((5, 100, 64), (0, 2, 1), 1, 64),
     ((5, 32, 40), (0, 2, 1), 2, 32),
-    # The staged NCHW_VECT_C planes -> space of bs 3: lanes (b2, r) of 4
-    # planes apart, 12 lanes of float32.
+    # NCHW_VECT_C planes -> space of bs 3 (the staged path's shape): lanes
+    # (b2, r) of 4 planes apart, 12 lanes of float32.
     ((4, 3, 3, 5, 40), (3, 1, 4, 2, 0), 4, 12),
 ])
 def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
@@ -701,3 +701,75 @@ def test_lanes_a_power_of_two_apart_move_a_line_at_a_time(interleave, width, lan
         out[...] = np.zeros(1, out.dtype)
         fb.transpose(x, (0, 2, 1), out=out, num_threads=num_threads)
         assert _same(out, expected)
+
+
+def _table_copy_expected(buffer: np.ndarray, base: int, extents, steps, table, width: int):
+    """The items a copy with a table axis reads, by NumPy: item
+    ``(r, x, k)`` is the ``width`` bytes at ``base + r*steps[0] + x*steps[1] + table[k]``."""
+    rows, pixels, _ = extents
+    starts = (base + np.arange(rows)[:, None, None] * steps[0]
+              + np.arange(pixels)[None, :, None] * steps[1] + np.asarray(table)[None, None, :])
+    picked = buffer[starts[..., None] + np.arange(width)]
+    return picked.reshape(-1).view(np.dtype(f"V{width}")).reshape(extents)
+
+
+@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("pixels", [1, 7, 40, 300])
+@pytest.mark.parametrize("width", WIDTHS)
+def test_table_axes_match_numpy(width, pixels, num_threads):
+    """A table axis (the NCHW_VECT_C depth_first rows): the innermost
+    destination axis reads its items at offsets no step describes, here
+    12 items of 4-item pixels from 3 rows, like depth_to_space bs 3, and
+    the rows step backwards."""
+    rows, lanes = 5, 12
+    pixel_step, row_step = 4 * width, 3 * 4 * pixels * width
+    rng = np.random.default_rng(width + pixels)
+    # Lane l reads item l % 4 of the pixel, in one of 3 rows.
+    table = [(l % 4) * width + rng.integers(0, 3) * row_step for l in rng.permutation(lanes)]
+    buffer = rng.integers(0, 256, (rows + 3) * 3 * row_step, dtype=np.uint8)
+    base = (rows + 2) * 3 * row_step
+    src = buffer.view(np.dtype(f"V{width}"))
+    dst = np.zeros((rows, pixels, lanes), np.dtype(f"V{width}"))
+    expected = _table_copy_expected(buffer, base, (rows, pixels, lanes),
+                                    (-3 * row_step, pixel_step), table, width)
+    # The copy reads from base: the engine's source pointer is the array's
+    # data, so the base goes into the one part's source offset.
+    _engine.copy(src, dst, (rows, pixels, lanes), (-3 * row_step, pixel_step, 0),
+                 dst.strides, parts=((base, 0),), num_threads=num_threads, source_table=table)
+    assert _same(dst, expected)
+
+
+def test_table_axes_of_one_item_move_the_source():
+    x = np.arange(60, dtype=np.uint8)
+    dst = np.zeros((3, 4, 1), np.uint8)
+    _engine.copy(x, dst, (3, 4, 1), (20, 2, 0), dst.strides, source_table=[5])
+    np.testing.assert_array_equal(dst[..., 0], x[5::20][:3, None] + np.arange(0, 8, 2))
+
+
+def test_table_axes_must_be_the_destinations_innermost():
+    x = np.zeros(64, np.uint8)
+    dst = np.zeros((4, 4), np.uint8)
+    with pytest.raises(ValueError, match="table axis"):
+        _engine.copy(x, dst, (4, 4), (0, 1), (1, 4), source_table=[0, 1, 2, 3])
+    with pytest.raises(ValueError, match="one offset per index"):
+        _engine.copy(x, dst, (4, 4), (4, 0), (4, 1), source_table=[0, 1])
+
+
+def test_table_runs_are_shuffled(byte_shuffles, request):
+    """depth_to_space depth_first NCHW_VECT_C bs 3 bytes: a space row's
+    12-byte pixels read 4-byte depth pixels of 6 planes through a table;
+    the runs are built by byte shuffles where the CPU has them. 64-byte
+    pieces repeat only every 3 pieces of 6 windows, more than the periodic
+    kernel holds: pieces of 5 whole pixels (60 bytes) repeat every piece."""
+    plane, bs, blocks = 4 * 300 * 40, 3, 9
+    table = []
+    for i in range(4 * bs):
+        t = i % 4 * blocks + i // 4     # row kind b1 = 0
+        table.append(t // 4 * plane + t % 4)
+    plan = _engine.describe((40, 300, 4 * bs), (1200, 4, 0), (3 * 3600, 12, 1), 1,
+                            source_table=table)
+    assert plan["kernel"] == "gather"
+    assert (plan["shuffled_pieces"] > 0) == byte_shuffles
+    if request.node.callspec.params["byte_shuffles"] == "64-byte shuffles":
+        assert plan["shuffle_piece_advance"] == 60 and plan["shuffle_period"] == 1
+        assert plan["uniform_windows"] == 6 and plan["periodic_pieces"] > 0

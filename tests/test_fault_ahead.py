@@ -111,9 +111,9 @@ def test_block_operators_into_fresh_pages(op_name, bs, mode, layout, channels, d
 @pytest.mark.parametrize("bs", [2, 3])
 @pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
 @pytest.mark.parametrize("op_name", list(OPS))
-def test_nchw_vect_c_into_fresh_pages(op_name, mode, bs, num_threads):
-    """Includes the staged depth_first path, whose plans are built over one
-    block of the result."""
+def test_nchw_vect_c_into_fresh_pages(op_name, mode, bs, num_threads, vect_c_path):
+    """Includes the depth_first paths in blocks of rows (tables, planes),
+    whose plans are built over one block of the result."""
     op, ref = OPS[op_name]
     space = _values((2, bs * bs, 9 * bs, 40 * bs, 4), np.uint8)
     x = space if op_name == "space_to_depth" else space_to_depth_ref(space, bs, mode,

@@ -116,8 +116,9 @@ def test_block_operators_streamed(op_name, bs, mode, layout, channels, dtype, nu
 @pytest.mark.parametrize("bs", [2, 3])
 @pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
 @pytest.mark.parametrize("op_name", list(OPS))
-def test_nchw_vect_c_streamed(op_name, mode, bs, dtype, offset):
-    """Includes the staged depth_first path, whose second plan streams."""
+def test_nchw_vect_c_streamed(op_name, mode, bs, dtype, offset, vect_c_path):
+    """Includes the depth_first paths in blocks of rows: the tables' plans and the
+    planes' second plan stream."""
     op, ref = OPS[op_name]
     space = _values((2, 3 * bs * bs, 7 * bs, 41 * bs, 4), dtype)
     x = space if op_name == "space_to_depth" else space_to_depth_ref(space, bs, mode, "NCHW_VECT_C")

@@ -224,6 +224,9 @@ VECT_C_BLOCK_RESULT_BYTES = VECT_C_BLOCK_BYTES
 # depth_to_space results this large read through tables (VectCRows), smaller
 # ones through planes; tests lower it to reach the tables with small inputs.
 cdef intp VECT_C_ROWS_MIN_BYTES = 16 << 20
+# At most this many row kinds (bs) read through tables (each table of 4*bs
+# offsets then fits a gathered run, GATHER_MAX).
+cdef intp VECT_C_ROWS_MAX_KINDS = 16
 
 
 def set_vect_c_rows_min_bytes(intp min_bytes):
@@ -362,9 +365,10 @@ cdef struct VectCRows:
 cdef bint vect_c_rows_fit(const LogicalView* s, const LogicalView* d, intp bs,
                           intp itemsize) noexcept:
     """Whether a space pixel's (b2, r) items are contiguous (a table axis
-    must be) and its table fits one."""
+    must be), and the row kinds few enough to hold (two plans of about
+    60 KB each a kind; larger blocks go through planes)."""
     return (s.lane_stride == itemsize and s.spatial_stride[1] == VECT_C_GROUP * itemsize
-            and VECT_C_GROUP * bs <= GATHER_MAX)
+            and bs <= VECT_C_ROWS_MAX_KINDS)
 
 
 cdef void _vect_c_rows_block(const VectCRows* job, intp item) noexcept nogil:

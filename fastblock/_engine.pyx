@@ -673,7 +673,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     cdef intp* ext = ext_given
     cdef intp* ss = ss_given
     cdef intp* ds = ds_given
-    cdef intp te, ts, td, total, fold_bytes, copy_bytes, reach = 0
+    cdef intp te, ts, td, total, fold_bytes, part_bytes, reach = 0
     cdef int m = 0, i, k, resident
 
     if source_table != NULL and (ndim < 1 or dst_strides[ndim - 1] != itemsize
@@ -717,17 +717,18 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.copy_bytes = imax(total * n_parts, whole_bytes)
     p.block_bytes = imax(BLOCK_BYTES // n_parts, MIN_BLOCK_BYTES)
     p.dst_end = dst[0] + reach + itemsize
-    copy_bytes = imax(total, whole_bytes)
+    # Bytes one part writes, or the whole result of a plan run block by block.
+    part_bytes = imax(total, whole_bytes)
     # Asking which pages are resident takes three system calls (a few us):
     # only copies large enough to stream or to fault ahead ask.
     resident = -1
-    if dst[0] != NULL and copy_bytes >= imin(stream_min_bytes, fault_ahead_min_bytes):
+    if dst[0] != NULL and part_bytes >= imin(stream_min_bytes, fault_ahead_min_bytes):
         resident = fb_pages_resident(dst[0], p.dst_end)
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
-    p.stream = n_parts == 1 and streams_pay(copy_bytes, resident)
+    p.stream = n_parts == 1 and streams_pay(part_bytes, resident)
     # (A copy in parts moves dst_end past its last part: copy_parts.)
     p.fault_ahead = (fault_ahead_enabled and resident == 0
-                     and copy_bytes >= fault_ahead_min_bytes)
+                     and part_bytes >= fault_ahead_min_bytes)
     if p.stream:
         p.block_bytes = STREAM_BLOCK_BYTES
 
@@ -1438,14 +1439,20 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
     for i, (src_offset, dst_offset) in enumerate(parts):
         src_offsets[i] = src_offset
         dst_offsets[i] = dst_offset
-    cdef intp[::1] table = None
-    if source_table is not None:
-        if ndim < 1 or len(source_table) != extents[ndim - 1]:
-            raise ValueError("fastblock: source_table needs one offset per index of the last axis")
-        table = np.ascontiguousarray(source_table, dtype=np.intp)
+    cdef intp[::1] table = table_offsets(source_table, extents)
     copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
                dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads,
                NULL if table is None or table.shape[0] == 0 else &table[0])
+
+
+cdef table_offsets(source_table, extents):
+    """``source_table`` (None: no table axis) as intp offsets, one per index
+    of the last of ``extents``."""
+    if source_table is None:
+        return None
+    if len(extents) < 1 or len(source_table) != extents[len(extents) - 1]:
+        raise ValueError("fastblock: source_table needs one offset per index of the last axis")
+    return np.ascontiguousarray(source_table, dtype=np.intp)
 
 
 def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_array=None,
@@ -1485,13 +1492,9 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         ext[i] = extents[i]
         ss[i] = src_strides[i]
         ds[i] = dst_strides[i]
-    cdef intp[::1] table = None
-    if source_table is not None:
-        table = np.ascontiguousarray(source_table, dtype=np.intp)
-        if ndim < 1 or table.shape[0] != ext[ndim - 1] or table.shape[0] == 0:
-            raise ValueError("fastblock: source_table needs one offset per index of the last axis")
+    cdef intp[::1] table = table_offsets(source_table, extents)
     if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst, 0,
-                      NULL if table is None else &table[0]):
+                      NULL if table is None or table.shape[0] == 0 else &table[0]):
         return None
     return {
         "kernel": ("lanes" if plan.lanes.n_lanes else "gather" if plan.gather_len

@@ -214,8 +214,8 @@ cdef enum:
     # 0.84 -> 0.73, float32 0.70 -> 0.56, depth_to_space float32 0.70 ->
     # 0.66; 2 MiB planes, as large as L2, lose it again). The row kinds of a
     # block of VectCRows read the same source rows, which stay in L2 while
-    # the kinds run (32 and 64 KiB blocks lost: uint8 two threads 1.02 ->
-    # 1.37 and 1.18).
+    # the kinds run (64 MiB uint8, two threads, x np.copyto, one process
+    # each: 256 KiB 1.19, 64 KiB 1.18, 32 KiB 1.37).
     VECT_C_BLOCK_BYTES = 256 * 1024
 
 # For the tests: both paths take rows in blocks of about this many result bytes.

@@ -171,7 +171,10 @@ def huge_page_share(arr: np.ndarray, smaps: Optional[str] = None) -> Optional[fl
     return min(huge_kib * 1024, arr.nbytes) / arr.nbytes if arr.nbytes else 0.0
 
 
-def _ratio_rows(cases: Iterable[Case], count: int, rounds: int) -> List[tuple]:
+def _ratio_rows(cases: Iterable[Case], count: int, rounds: int,
+                huge_pages: bool = False) -> List[tuple]:
+    """(label, out=/copy, new/x.copy(), copy seconds, huge_page_share of a
+    new result or None) for each case; the share only where ``huge_pages``."""
     rows = []
     for step, case in enumerate(cases, 1):
         sys.stdout.write(f"\r  {step}/{count} {case.label:<60}")
@@ -187,7 +190,7 @@ def _ratio_rows(cases: Iterable[Case], count: int, rounds: int) -> List[tuple]:
             "new": lambda: case.run(case.x),
         }, rounds=rounds, min_seconds=2e-3)
         rows.append((case.label, t["out"] / t["copy"], t["new"] / t["fresh copy"], t["copy"],
-                     huge_page_share(case.run(case.x))))
+                     huge_page_share(case.run(case.x)) if huge_pages else None))
     sys.stdout.write("\r" + " " * 90 + "\r")
     return rows
 
@@ -204,7 +207,7 @@ def report() -> None:
           "/ a one-thread np.copyto:")
     print(f"  two-thread np.copyto {floors['two_thread_copy']:.2f}; fastblock's contiguous copy "
           f"{floors['fastblock_copy']:.2f}; x.copy() (new pages) {floors['fresh_copy']:.2f}")
-    large = _ratio_rows(_large_cases(), LARGE_CASE_COUNT, rounds=5)
+    large = _ratio_rows(_large_cases(), LARGE_CASE_COUNT, rounds=5, huge_pages=True)
     print("\n1-2. Large (64 MiB results): out=/copy (target <= 0.65), new/x.copy() (target <= 1.0)")
     for label, out_ratio, new_ratio, _, _ in large:
         print(f"  {label:52} {out_ratio:5.2f} {_mark(out_ratio <= 0.65):8} "

@@ -54,7 +54,8 @@ How a copy is run:
    resident (a new result) first touches the last byte of each huge page a
    block is about to write (``_faults.pxi``): the kernel then zeroes the
    page in the order the block writes it, and the block's stores find the
-   zeros still in cache.
+   zeros still in cache. On two threads the calling thread takes every
+   fault, a little ahead of the other thread (``run_units``).
 
 The GIL is released for the whole copy.
 """
@@ -1280,13 +1281,16 @@ cdef void fault_block(const Plan* p, RecentPages* recent, intp run, const char* 
 
 cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp run, char* block_dst,
                            const char* block_src, intp size_a, intp size_b, char* stage,
-                           char** stream_end, RecentPages* recent) noexcept nogil:
+                           char** stream_end, RecentPages* recent, int faults) noexcept nogil:
     """One kernel block, streamed (``run_streamed``) or once for every part,
-    its fresh pages faulted ahead (``fault_block``)."""
+    its fresh pages faulted ahead (``fault_block``) unless ``faults`` says
+    they are in place; with FAULTS_ONLY, only that."""
     cdef intp part
-    if p.fault_ahead:
+    if p.fault_ahead and faults != FAULTS_NONE:
         for part in range(p.n_parts):
             fault_block(p, recent, run, block_dst + p.dst_offsets[part], size_a, size_b)
+    if faults == FAULTS_ONLY:
+        return
     if p.stream and run_streamed(p, program, run, block_dst + p.dst_offsets[0],
                                  block_src + p.src_offsets[0], size_a, size_b, stage, stream_end):
         return
@@ -1296,9 +1300,11 @@ cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp ru
                    &p.transpose_rows[0] if p.transpose else &p.lanes.offset[0])
 
 
-cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop) noexcept nogil:
+cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop,
+                    int faults=FAULTS_OWN) noexcept nogil:
     """Run loop iterations ``start`` to ``stop`` (linear odometer positions),
-    each kernel block once for every part."""
+    each kernel block once for every part; ``faults``: who faults fresh
+    pages (run_units)."""
     cdef intp idx[MAX_LOOP]
     cdef intp rem = start, it, size_a, size_b, run, b_back
     cdef const ShuffleProgram* program
@@ -1335,12 +1341,12 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
             size_a -= 1
             if size_a:
                 run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end,
-                          &recent)
+                          &recent, faults)
             run_block(p, &p.tail_shuffle, p.gather_tail_len, block_dst + size_a * p.dst_a,
-                      block_src + size_a * p.src_a, 1, size_b, stage, &stream_end, &recent)
+                      block_src + size_a * p.src_a, 1, size_b, stage, &stream_end, &recent, faults)
         else:
             run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end,
-                      &recent)
+                      &recent, faults)
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -1356,20 +1362,39 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         fb_stream_fence()
 
 
+cdef struct PlanChunks:
+    # A plan's iterations cut into chunks, the units of run_units.
+    const Plan* plan
+    char* dst
+    const char* src
+    intp base, extra            # iterations a chunk; the first `extra` take one more
+
+
+cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcept nogil:
+    cdef const PlanChunks* chunks = <const PlanChunks*>job
+    cdef intp start = chunk * chunks.base + imin(chunk, chunks.extra)
+    cdef intp stop = start + chunks.base + (1 if chunk < chunks.extra else 0)
+    run_range(chunks.plan, chunks.dst, chunks.src, start, stop, faults)
+
+
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
-    cdef intp n_chunks, chunk, base, extra, start, stop
-    if num_threads <= 1 or p.total_bytes * p.n_parts < PARALLEL_MIN_BYTES or p.n_iter < 2:
+    cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
+    cdef PlanChunks chunks
+    if num_threads <= 1 or copy_bytes < PARALLEL_MIN_BYTES or p.n_iter < 2:
         run_range(p, dst, src, 0, p.n_iter)
         return
-    n_chunks = imin(p.n_iter, num_threads * CHUNKS_PER_THREAD)
-    num_threads = <int>imin(num_threads, n_chunks)
-    base = p.n_iter // n_chunks
-    extra = p.n_iter % n_chunks
-    with parallel(num_threads=num_threads):
-        for chunk in prange(n_chunks, schedule="dynamic"):
-            start = chunk * base + imin(chunk, extra)
-            stop = start + base + (1 if chunk < extra else 0)
-            run_range(p, dst, src, start, stop)
+    n_chunks = num_threads * CHUNKS_PER_THREAD
+    if p.fault_ahead:
+        # Units small enough for the calling thread to fault just ahead.
+        n_chunks = imax(n_chunks, copy_bytes // fault_unit_bytes)
+    n_chunks = imin(p.n_iter, n_chunks)
+    chunks.plan = p
+    chunks.dst = dst
+    chunks.src = src
+    chunks.base = p.n_iter // n_chunks
+    chunks.extra = p.n_iter % n_chunks
+    run_units(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks,
+              <int>imin(num_threads, n_chunks), p.fault_ahead)
 
 
 cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,

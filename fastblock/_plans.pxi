@@ -371,15 +371,19 @@ cdef bint vect_c_rows_fit(const LogicalView* s, const LogicalView* d, intp bs,
             and bs <= VECT_C_ROWS_MAX_KINDS)
 
 
-cdef void _vect_c_rows_block(const VectCRows* job, intp item) noexcept nogil:
-    """Block ``item`` (batch index, group, row block), every kind of row."""
+cdef void _vect_c_rows_block(const void* rows_job, intp item, int faults,
+                             int thread) noexcept nogil:
+    """Block ``item`` (batch index, group, row block), every kind of row (a
+    unit of run_units)."""
+    cdef const VectCRows* job = <const VectCRows*>rows_job
     cdef intp src_offset, dst_offset
     cdef int which = vect_c_block_at(&job.blocks, item, &src_offset, &dst_offset), k
     cdef const Plan* plan
     cdef const Plan* kinds = &job.plans[which * job.n_kinds]
     for k in range(job.n_kinds):
         plan = &kinds[k]
-        run_range(plan, job.blocks.dst + dst_offset, job.blocks.src + src_offset, 0, plan.n_iter)
+        run_range(plan, job.blocks.dst + dst_offset, job.blocks.src + src_offset, 0, plan.n_iter,
+                  faults)
 
 
 cdef int _vect_c_rows_plans(VectCRows* job, int which, const LogicalView* s, const LogicalView* d,
@@ -435,11 +439,12 @@ cdef int _vect_c_rows_copy(const LogicalView* s, const LogicalView* d, cnp.ndarr
         if n_threads == 1:
             with nogil:
                 for item in range(job.blocks.n_items):
-                    _vect_c_rows_block(job, item)
+                    _vect_c_rows_block(job, item, FAULTS_OWN, 0)
         else:
-            with nogil, parallel(num_threads=n_threads):
-                for item in prange(job.blocks.n_items, schedule="dynamic"):
-                    _vect_c_rows_block(job, item)
+            with nogil:
+                run_units(job, _vect_c_rows_block, job.blocks.n_items,
+                          cnp.PyArray_NBYTES(space) // job.blocks.n_items, n_threads,
+                          job.plans[0].fault_ahead)
     finally:
         free(job.tables)
         free(job.plans)
@@ -460,6 +465,7 @@ cdef struct StagedVectC:
     Plan from_planes[2]         # planes -> destination side
     # Each plan's base-pointer moves (source, destination), run as its one part.
     intp shifts[8]
+    char* scratch               # scratch_bytes for each thread
     intp scratch_bytes
 
 
@@ -503,21 +509,25 @@ cdef int _staged_plans(StagedVectC* job, int which, const LogicalView* s, const 
     return 0
 
 
-cdef void _staged_block(const StagedVectC* job, intp item, char* scratch) noexcept nogil:
-    """Block ``item`` (batch index, group, row block): source -> planes -> destination."""
+cdef void _staged_block(const void* staged_job, intp item, int faults, int thread) noexcept nogil:
+    """Block ``item`` (batch index, group, row block): source -> planes ->
+    destination, through thread ``thread``'s scratch (a unit of run_units;
+    FAULTS_ONLY leaves the planes alone)."""
+    cdef const StagedVectC* job = <const StagedVectC*>staged_job
+    cdef char* scratch = job.scratch + thread * job.scratch_bytes
     cdef intp src_offset, dst_offset
     cdef int which = vect_c_block_at(&job.blocks, item, &src_offset, &dst_offset)
-    run_range(&job.to_planes[which], scratch, job.blocks.src + src_offset, 0,
-              job.to_planes[which].n_iter)
+    if faults != FAULTS_ONLY:
+        run_range(&job.to_planes[which], scratch, job.blocks.src + src_offset, 0,
+                  job.to_planes[which].n_iter)
     run_range(&job.from_planes[which], job.blocks.dst + dst_offset, scratch, 0,
-              job.from_planes[which].n_iter)
+              job.from_planes[which].n_iter, faults)
 
 
 cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
                              cnp.ndarray depth, intp bs, bint to_depth, int num_threads) except -1:
     cdef intp itemsize = cnp.PyArray_ITEMSIZE(depth), item
     cdef int n_threads
-    cdef char* scratch
     cdef StagedVectC* job = <StagedVectC*>malloc(sizeof(StagedVectC))
     if job == NULL:
         raise MemoryError()
@@ -530,20 +540,21 @@ cdef int _staged_vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.nda
                           cnp.PyArray_NBYTES(depth))
         bound_faults(job.from_planes, 2, depth if to_depth else space)
         n_threads = vect_c_threads(&job.blocks, depth, num_threads)
-        scratch = <char*>malloc(n_threads * job.scratch_bytes)
-        if scratch == NULL:
+        job.scratch = <char*>malloc(n_threads * job.scratch_bytes)
+        if job.scratch == NULL:
             raise MemoryError()
         try:
             if n_threads == 1:
                 with nogil:
                     for item in range(job.blocks.n_items):
-                        _staged_block(job, item, scratch)
+                        _staged_block(job, item, FAULTS_OWN, 0)
             else:
-                with nogil, parallel(num_threads=n_threads):
-                    for item in prange(job.blocks.n_items, schedule="dynamic"):
-                        _staged_block(job, item, scratch + threadid() * job.scratch_bytes)
+                with nogil:
+                    run_units(job, _staged_block, job.blocks.n_items,
+                              cnp.PyArray_NBYTES(depth) // job.blocks.n_items, n_threads,
+                              job.from_planes[0].fault_ahead)
         finally:
-            free(scratch)
+            free(job.scratch)
     finally:
         free(job)
     return 0

@@ -89,7 +89,7 @@ def test_default_threshold_is_numpys_huge_page_threshold():
         assert plan["faults_ahead"] is expected
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
 @pytest.mark.parametrize("layout, channels", [("channels_first", 4), ("channels_last", 3),
                                               ("channels_last", 16)])
@@ -107,7 +107,7 @@ def test_block_operators_into_fresh_pages(op_name, bs, mode, layout, channels, d
                  ref(x, bs, mode, layout))
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
 @pytest.mark.parametrize("bs", [2, 3])
 @pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
 @pytest.mark.parametrize("op_name", list(OPS))
@@ -122,7 +122,7 @@ def test_nchw_vect_c_into_fresh_pages(op_name, mode, bs, num_threads, vect_c_pat
                  ref(x, bs, mode, "NCHW_VECT_C"))
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
 def test_pages_of_rows_further_apart_than_a_huge_page(num_threads):
     """Rows 2.2 MB apart (a de-interleave of byte pairs) and a transpose
     whose destination rows cross huge pages."""
@@ -134,7 +134,7 @@ def test_pages_of_rows_further_apart_than_a_huge_page(num_threads):
                  square.T)
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
 @pytest.mark.parametrize("reps", [(1, 8), (8, 1), (3, 5)])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float64])
 def test_tile_into_fresh_pages(reps, dtype, num_threads):
@@ -149,7 +149,7 @@ def test_fortran_order_source_into_fresh_pages():
                  space_to_depth_ref(space, 4))
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
 def test_copies_in_parts_into_fresh_pages(num_threads):
     """space_to_batch and batch_to_space run plans whose one part writes at
     a destination offset: the pages past the plan's own span are faulted
@@ -166,7 +166,7 @@ def test_copies_in_parts_into_fresh_pages(num_threads):
                  batch_to_space_ref(batches, block, begin, end))
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
 def test_engine_copy_in_several_parts_into_fresh_pages(num_threads):
     """One plan run at two destination offsets (the engine's parts)."""
     src = _values((300, 1000), np.uint8)

@@ -142,6 +142,7 @@ include "_transpose.pxi"
 include "_lanes.pxi"
 include "_stream.pxi"
 include "_faults.pxi"
+include "_pixels.pxi"
 
 
 cdef struct Plan:

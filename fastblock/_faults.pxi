@@ -141,6 +141,13 @@ cdef void fault_rows(RecentPages* recent, const char* first, intp n_rows, intp r
                 break
 
 
+cdef inline bint faults_pay(const char* low, const char* high) noexcept nogil:
+    """Whether a copy writing the bytes from ``low`` to ``high`` (one past
+    the last) faults ahead: large enough, and none of its pages resident."""
+    return (fault_ahead_enabled and high - low >= fault_ahead_min_bytes
+            and fb_pages_resident(low, high) == 0)
+
+
 def set_fault_ahead(bint enabled, intp min_bytes=FAULT_AHEAD_MIN_BYTES):
     """Fault fresh destination pages at their ends first in copies of
     ``min_bytes`` bytes or more, in plans built from now on (where the build

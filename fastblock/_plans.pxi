@@ -82,7 +82,7 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
     cdef intp space_step[MAX_INPUT_AXES]
     cdef intp depth_step[MAX_INPUT_AXES]
     cdef intp bs = block_size, blocks = 1, channels, groups, per_block = 0, weight
-    cdef int n = 0, k, n_spatial
+    cdef int n = 0, k, n_spatial, path
     if cnp.PyArray_SIZE(space) == 0:
         return
     if n_batch < 0 or space.ndim < n_batch + 2 or space.ndim != depth.ndim:
@@ -145,11 +145,15 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
     else:
         # M odd, or bs = 2 mod 4: B's digits do not split into group and
         # lane digits. depth_to_space reads each space row's items through
-        # a table (VectCRows) where they are contiguous; otherwise the copy
-        # goes through planes (StagedVectC).
-        if not to_depth and cnp.PyArray_NBYTES(depth) >= VECT_C_ROWS_MIN_BYTES \
-                and vect_c_rows_fit(&s, &d, bs, cnp.PyArray_ITEMSIZE(depth)):
+        # a table (VectCRows) where they are contiguous, and space_to_depth
+        # with bs 3 moves them in registers (VectCPixels) where the CPU
+        # can; otherwise the copy goes through planes (StagedVectC).
+        path = _vect_c_path(&s, &d, bs, cnp.PyArray_ITEMSIZE(depth), cnp.PyArray_NBYTES(depth),
+                            to_depth)
+        if path == VECT_C_ROWS:
             _vect_c_rows_copy(&s, &d, space, depth, bs, num_threads)
+        elif path == VECT_C_PIXELS:
+            _vect_c_pixels_copy(&s, &d, space, depth, num_threads)
         else:
             _staged_vect_c_copy(&s, &d, space, depth, bs, to_depth, num_threads)
         return
@@ -162,6 +166,35 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         depth_step[n] = per_block * weight
         n += 1
     _run_block_copy(space, depth, n, extent, space_step, depth_step, to_depth, num_threads)
+
+
+cdef enum:
+    # How an NCHW_VECT_C depth_first copy with bs*bs not a multiple of 4 runs.
+    VECT_C_PLANES = 0           # through per-thread planes (StagedVectC)
+    VECT_C_ROWS = 1             # depth_to_space through tables (VectCRows)
+    VECT_C_PIXELS = 2           # space_to_depth bs 3 in registers (VectCPixels)
+
+
+cdef int _vect_c_path(const LogicalView* s, const LogicalView* d, intp bs, intp itemsize,
+                      intp nbytes, bint to_depth) noexcept:
+    if not to_depth and nbytes >= VECT_C_ROWS_MIN_BYTES and vect_c_rows_fit(s, d, bs, itemsize):
+        return VECT_C_ROWS
+    if to_depth and vect_c_pixels_fit(s, d, bs, itemsize, nbytes):
+        return VECT_C_PIXELS
+    return VECT_C_PLANES
+
+
+def vect_c_path(cnp.ndarray space not None, cnp.ndarray depth not None, intp block_size,
+                bint to_depth, int n_batch=1):
+    """Which way block_copy runs NCHW_VECT_C depth_first between these
+    arrays when bs*bs is not a multiple of 4: "planes", "rows" or "pixels"
+    (for tests)."""
+    cdef LogicalView s, d
+    read_view(&s, space, LAYOUT_NCHW_VECT_C, n_batch)
+    read_view(&d, depth, LAYOUT_NCHW_VECT_C, n_batch)
+    return ("planes", "rows", "pixels")[_vect_c_path(&s, &d, block_size,
+                                                     cnp.PyArray_ITEMSIZE(depth),
+                                                     cnp.PyArray_NBYTES(depth), to_depth)]
 
 
 cdef int _run_block_copy(cnp.ndarray space, cnp.ndarray depth, int n, intp* extent,
@@ -354,7 +387,8 @@ cdef struct VectCRows:
     # transposes), so results under VECT_C_ROWS_MIN_BYTES keep the planes.
     # (space_to_depth the same way, a kind per depth group of 4 lanes, lost
     # at 64 MiB: its 64-byte pieces each take 6 windows, uint8 1.24 ->
-    # 1.25, float32 0.98 -> 1.22; it stays staged.)
+    # 1.25, float32 0.98 -> 1.22. With bs 3 it runs VectCPixels instead,
+    # which loads each space row once for all 9 depth planes.)
     VectCBlocks blocks
     int n_kinds                 # bs
     intp* tables                # bs tables of 4*bs source offsets
@@ -453,10 +487,93 @@ cdef int _vect_c_rows_copy(const LogicalView* s, const LogicalView* d, cnp.ndarr
     return 0
 
 
+cdef struct VectCPixels:
+    # space_to_depth NCHW_VECT_C depth_first with bs 3 in one pass: the 9
+    # depth rows of a space group's 3 space rows at a time, by the kernel of
+    # _pixels.pxi, in blocks of rows (the units of run_units).
+    VectCBlocks blocks
+    intp plane_step, depth_row_step, space_row_step, out_w, itemsize
+    bint fault_ahead            # the result's pages are fresh (faults_pay)
+    const char* dst_end
+    unsigned char idx[64 * VECT_C_PIXELS_ENTRIES]
+    unsigned long long masks[VECT_C_PIXELS_ENTRIES]
+
+
+cdef bint vect_c_pixels_fit(const LogicalView* s, const LogicalView* d, intp bs,
+                            intp itemsize, intp nbytes) noexcept:
+    """Whether the kernel takes this copy of ``nbytes``: bs 3, items of 1 or
+    2 bytes, or of 4 in large copies, each pixel's lanes contiguous and the
+    pixels adjacent on both sides, and the depth rows and planes forwards
+    (fault_rows walks them so)."""
+    return (vect_c_pixels_enabled and bs == VECT_C_PIXELS_BS
+            and (itemsize == 1 or itemsize == 2
+                 or (itemsize == 4 and nbytes >= vect_c_pixels_wide_min_bytes))
+            and s.lane_stride == itemsize and s.spatial_stride[1] == VECT_C_GROUP * itemsize
+            and d.lane_stride == itemsize and d.spatial_stride[1] == VECT_C_GROUP * itemsize
+            and d.spatial_stride[0] > 0 and d.channel_stride > 0)
+
+
+cdef void _vect_c_pixels_block(const void* pixels_job, intp item, int faults,
+                               int thread) noexcept nogil:
+    """Block ``item`` (batch index, group, row block), a unit of run_units."""
+    cdef const VectCPixels* job = <const VectCPixels*>pixels_job
+    cdef intp src_offset, dst_offset, rows = job.blocks.rows, g
+    cdef RecentPages recent
+    cdef char* dst
+    if vect_c_block_at(&job.blocks, item, &src_offset, &dst_offset):
+        rows = job.blocks.last_rows
+    dst = job.blocks.dst + dst_offset
+    if job.fault_ahead and faults != FAULTS_NONE:
+        forget_pages(&recent)
+        for g in range(VECT_C_PIXELS_M):
+            fault_rows(&recent, dst + g * job.plane_step, rows, job.depth_row_step,
+                       job.out_w * VECT_C_GROUP * job.itemsize, job.dst_end)
+    if faults != FAULTS_ONLY:
+        fb_vect_c_pixels(dst, job.plane_step, job.depth_row_step, job.blocks.src + src_offset,
+                         job.space_row_step, rows, job.out_w, job.idx, job.masks,
+                         <int>job.itemsize)
+
+
+cdef int _vect_c_pixels_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
+                             cnp.ndarray depth, int num_threads) except -1:
+    cdef intp item
+    cdef int n_threads
+    cdef char* low
+    cdef char* high
+    cdef VectCPixels* job = <VectCPixels*>malloc(sizeof(VectCPixels))
+    if job == NULL:
+        raise MemoryError()
+    try:
+        vect_c_blocks(&job.blocks, s, d, space, depth, VECT_C_PIXELS_BS, True)
+        job.plane_step = d.channel_stride
+        job.depth_row_step = d.spatial_stride[0]
+        job.space_row_step = s.spatial_stride[0]
+        job.out_w = s.spatial[1] // VECT_C_PIXELS_BS
+        job.itemsize = cnp.PyArray_ITEMSIZE(depth)
+        vect_c_pixel_tables(job.idx, job.masks, job.itemsize)
+        job.fault_ahead = False
+        job.dst_end = NULL
+        if byte_range(depth, &low, &high):
+            job.dst_end = high
+            job.fault_ahead = faults_pay(low, high)
+        n_threads = vect_c_threads(&job.blocks, depth, num_threads)
+        with nogil:
+            if n_threads == 1:
+                for item in range(job.blocks.n_items):
+                    _vect_c_pixels_block(job, item, FAULTS_OWN, 0)
+            else:
+                run_units(job, _vect_c_pixels_block, job.blocks.n_items,
+                          cnp.PyArray_NBYTES(depth) // job.blocks.n_items, n_threads,
+                          job.fault_ahead)
+    finally:
+        free(job)
+    return 0
+
+
 cdef struct StagedVectC:
     # NCHW_VECT_C depth_first with bs*bs = M not a multiple of 4 (as for
-    # VectCRows), for space_to_depth and for results whose items are not
-    # contiguous. Each block of `rows` depth rows of one space group goes
+    # VectCRows), for space_to_depth where VectCPixels does not run and for
+    # results whose items are not contiguous. Each block of `rows` depth rows of one space group goes
     # through 4*M planes [t][rows][W/bs] in a per-thread scratch: space <->
     # planes is a plain permutation (for bytes a split or an interleave of
     # 4*bs lanes) and planes <-> depth another (4 lanes).

@@ -11,12 +11,20 @@
 # The kernel moves NP depth pixels at a time: the 3 space rows' 12*NP items
 # each fit two 64-byte registers (NP = 10 for 1-byte items, 5 for 2-byte
 # ones, 2 for 4-byte ones), and each of the 9 depth planes gets one 64-byte
-# register built from them by one two-register byte permute (AVX-512 VBMI
-# vpermt2b) per space row, under a mask of the bytes that row supplies:
-# 27 permutes, 6 loads and 9 stores for 360 bytes of uint8. A C model
-# (64 MiB, one thread, x memcpy, on the AMD EPYC (Zen 4) CI machine): uint8
-# 1.39, float32 1.30, against 2.34 and 1.76 for the two passes through
-# planes (StagedVectC) that CPUs without VBMI keep.
+# register built from the two space rows it draws on, by one two-register
+# byte permute (AVX-512 VBMI vpermt2b) each under a mask of the bytes that
+# row supplies: 18 permutes, 6 loads and 9 stores for 360 bytes of uint8.
+# In the engine on the AMD EPYC (Zen 4) CI machine, x np.copyto, against
+# the two passes through planes (StagedVectC) that CPUs without VBMI keep:
+#                    one thread     two threads
+#   uint8 64 MiB     1.26-1.41      0.84-0.91    planes 2.86, 1.52
+#   float32 64 MiB   1.33-1.36      0.87-1.08    planes 2.02, 1.16
+#   uint16 16 MiB    1.33-1.65      0.79-0.88    planes 2.01, 1.10
+#   uint8 1 MiB      1.73-2.06      1.05-1.24    planes 6.55, 3.46
+# (three processes; the planes in one), float32 1 to 8 MiB even with the
+# planes (2.58 / 2.65 one thread at 1 MiB, 0.90 / 0.91 two at 8 MiB).
+# Permuting all three rows for every plane (27 permutes), uint8 took
+# 1.49-1.53 and 0.87-0.90 at 64 MiB, 2.58-2.79 and 1.54-1.60 at 1 MiB.
 #
 # A store ends past its NP pixels (24 bytes for uint8) while the row goes on
 # (the next store writes those bytes); the row's last two stores and the
@@ -64,16 +72,18 @@ cdef extern from *:
                     hi[r] = _mm512_maskz_loadu_epi8(hi_mask, s + r * src_row_step + 64);
                 }
             }
-            /* Unrolled, so that lo and hi stay in registers. */
+            /* Unrolled, so that g is a constant and lo and hi stay in
+               registers. Plane g takes t = 4g .. 4g+3: space rows
+               (4g % 9) / 3 and ((4g + 3) % 9) / 3, never the third. */
             #pragma GCC unroll 9
             for (g = 0; g < FB_VECT_C_M; g++) {
-                __m512i item = _mm512_setzero_si512();
-                #pragma GCC unroll 3
-                for (r = 0; r < FB_VECT_C_BS; r++) {
-                    int k = FB_VECT_C_BS * g + r;
-                    item = _mm512_or_si512(item, _mm512_maskz_permutex2var_epi8(
-                        masks[k], lo[r], _mm512_loadu_si512((const void *)(idx + 64 * k)), hi[r]));
-                }
+                const int first = 4 * g % FB_VECT_C_M / FB_VECT_C_BS;
+                const int last = (4 * g + 3) % FB_VECT_C_M / FB_VECT_C_BS;
+                const int k = FB_VECT_C_BS * g + first, k2 = FB_VECT_C_BS * g + last;
+                __m512i item = _mm512_maskz_permutex2var_epi8(
+                    masks[k], lo[first], _mm512_loadu_si512((const void *)(idx + 64 * k)), hi[first]);
+                item = _mm512_or_si512(item, _mm512_maskz_permutex2var_epi8(
+                    masks[k2], lo[last], _mm512_loadu_si512((const void *)(idx + 64 * k2)), hi[last]));
                 if (x + 2 * NP <= out_w)
                     _mm512_storeu_si512((void *)(d + g * plane_step), item);
                 else
@@ -124,25 +134,15 @@ cdef enum:
 # Whether space_to_depth takes the kernel where it fits (the CPU has AVX-512
 # VBMI); tests switch it off to reach the planes on such CPUs too.
 cdef bint vect_c_pixels_enabled = FB_VECT_C_PIXELS_BUILT != 0 and fb_cpu_can_shuffle_wide() != 0
-# 4-byte items take it from results this large: each step moves only 2
-# pixels, and in cache the planes' register transposes of 4-byte items cost
-# less. In the engine, x np.copyto, two threads, kernel against planes:
-# float32 1 MiB 1.84 / 1.47, 4 MiB 1.40 / 1.03, 16 MiB 0.89 / 1.06, 64 MiB
-# 0.89 / 1.18; uint16 1 MiB 1.93 / 6.98, 4 MiB 1.32 / 2.02, 16 MiB
-# 0.80 / 1.10; uint8 1 MiB 2.12 / 3.46, 64 MiB 0.96 / 1.52 (one process).
-cdef intp VECT_C_PIXELS_WIDE_MIN_BYTES = 16 << 20
-cdef intp vect_c_pixels_wide_min_bytes = VECT_C_PIXELS_WIDE_MIN_BYTES
 
 
-def set_vect_c_pixels(bint enabled, intp wide_min_bytes=VECT_C_PIXELS_WIDE_MIN_BYTES):
+def set_vect_c_pixels(bint enabled):
     """Whether NCHW_VECT_C depth_first space_to_depth with bs 3 runs the
-    one-pass kernel where the CPU has it, and from which result size for
-    4-byte items; returns the previous ``(enabled, wide_min_bytes)`` (for
+    one-pass kernel where the CPU has it; returns the previous setting (for
     tests and benchmarks)."""
-    global vect_c_pixels_enabled, vect_c_pixels_wide_min_bytes
-    before = (vect_c_pixels_enabled, vect_c_pixels_wide_min_bytes)
+    global vect_c_pixels_enabled
+    before = vect_c_pixels_enabled
     vect_c_pixels_enabled = enabled and FB_VECT_C_PIXELS_BUILT != 0 and fb_cpu_can_shuffle_wide() != 0
-    vect_c_pixels_wide_min_bytes = wide_min_bytes
     return before
 
 

@@ -179,7 +179,7 @@ cdef int _vect_c_path(const LogicalView* s, const LogicalView* d, intp bs, intp 
                       intp nbytes, bint to_depth) noexcept:
     if not to_depth and nbytes >= VECT_C_ROWS_MIN_BYTES and vect_c_rows_fit(s, d, bs, itemsize):
         return VECT_C_ROWS
-    if to_depth and vect_c_pixels_fit(s, d, bs, itemsize, nbytes):
+    if to_depth and vect_c_pixels_fit(s, d, bs, itemsize):
         return VECT_C_PIXELS
     return VECT_C_PLANES
 
@@ -500,14 +500,12 @@ cdef struct VectCPixels:
 
 
 cdef bint vect_c_pixels_fit(const LogicalView* s, const LogicalView* d, intp bs,
-                            intp itemsize, intp nbytes) noexcept:
-    """Whether the kernel takes this copy of ``nbytes``: bs 3, items of 1 or
-    2 bytes, or of 4 in large copies, each pixel's lanes contiguous and the
-    pixels adjacent on both sides, and the depth rows and planes forwards
-    (fault_rows walks them so)."""
+                            intp itemsize) noexcept:
+    """Whether the kernel takes this copy: bs 3, items of 1, 2 or 4 bytes,
+    each pixel's lanes contiguous and the pixels adjacent on both sides, and
+    the depth rows and planes forwards (fault_rows walks them so)."""
     return (vect_c_pixels_enabled and bs == VECT_C_PIXELS_BS
-            and (itemsize == 1 or itemsize == 2
-                 or (itemsize == 4 and nbytes >= vect_c_pixels_wide_min_bytes))
+            and (itemsize == 1 or itemsize == 2 or itemsize == 4)
             and s.lane_stride == itemsize and s.spatial_stride[1] == VECT_C_GROUP * itemsize
             and d.lane_stride == itemsize and d.spatial_stride[1] == VECT_C_GROUP * itemsize
             and d.spatial_stride[0] > 0 and d.channel_stride > 0)

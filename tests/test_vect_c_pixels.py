@@ -7,8 +7,7 @@ through every remainder of the kernel's steps (10, 5 and 2 pixels for
 1-, 2- and 4-byte items), with one and several row blocks and threads.
 Sources and results that end where the readable memory ends show that no
 load or store leaves the arrays. Copies the kernel does not take (8-byte
-items, small 4-byte results, lanes or pixels not adjacent, a reversed
-``out=``) keep the planes and are checked too.
+items, lanes or pixels not adjacent, a reversed ``out=``) keep the planes and are checked too.
 """
 from __future__ import annotations
 
@@ -24,17 +23,17 @@ from fastblock import _engine
 from reference import space_to_depth_ref
 
 BS = 3
-HAS_KERNEL = _engine.set_vect_c_pixels(*_engine.set_vect_c_pixels(True))[0]
+HAS_KERNEL = _engine.set_vect_c_pixels(_engine.set_vect_c_pixels(True))
 
 
 @pytest.fixture(params=["pixels", "planes"])
 def pixels_path(request):
-    """The kernel for every size (4-byte items included), or the planes."""
+    """The kernel (where the CPU has it), or the planes."""
     if request.param == "pixels" and not HAS_KERNEL:
         pytest.skip("this CPU has no AVX-512 VBMI")
-    before = _engine.set_vect_c_pixels(request.param == "pixels", 0)
+    before = _engine.set_vect_c_pixels(request.param == "pixels")
     yield request.param
-    _engine.set_vect_c_pixels(*before)
+    _engine.set_vect_c_pixels(before)
 
 
 def _values(shape, dtype) -> np.ndarray:
@@ -81,12 +80,12 @@ def test_strided_rows_and_groups_into_a_strided_out(pixels_path):
     assert not holder[:, :2].any() and not holder[:, -2:].any() and not holder[:, :, 1::2].any()
 
 
-@pytest.mark.parametrize("case", ["float64", "small float32", "stepped pixels", "reversed out"])
+@pytest.mark.parametrize("case", ["float64", "stepped pixels", "reversed out"])
 def test_copies_the_kernel_does_not_take(case):
     """These keep the planes, and give the same bytes."""
-    before = _engine.set_vect_c_pixels(True)     # default size rule for 4-byte items
+    before = _engine.set_vect_c_pixels(True)
     try:
-        dtype = {"float64": np.float64, "small float32": np.float32}.get(case, np.uint8)
+        dtype = np.float64 if case == "float64" else np.uint8
         x = _values((1, 2, 4 * BS, 14 * BS, 4), dtype)
         if case == "stepped pixels":
             x = x[:, :, :, ::2]
@@ -98,7 +97,7 @@ def test_copies_the_kernel_does_not_take(case):
         fb.space_to_depth(x, BS, "depth_first", "NCHW_VECT_C", out=out)
         np.testing.assert_array_equal(out, expected)
     finally:
-        _engine.set_vect_c_pixels(*before)
+        _engine.set_vect_c_pixels(before)
 
 
 def _guarded(nbytes: int):

@@ -145,15 +145,16 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
     else:
         # M odd, or bs = 2 mod 4: B's digits do not split into group and
         # lane digits. depth_to_space reads each space row's items through
-        # a table (VectCRows) where they are contiguous, and space_to_depth
-        # with bs 3 moves them in registers (VectCPixels) where the CPU
-        # can; otherwise the copy goes through planes (StagedVectC).
+        # a table (VectCRows) where they are contiguous; with bs 3 both
+        # operators move them in registers (VectCPixels) where the CPU can
+        # (before the tables); otherwise the copy goes through planes
+        # (StagedVectC).
         path = _vect_c_path(&s, &d, bs, cnp.PyArray_ITEMSIZE(depth), cnp.PyArray_NBYTES(depth),
                             to_depth)
         if path == VECT_C_ROWS:
             _vect_c_rows_copy(&s, &d, space, depth, bs, num_threads)
         elif path == VECT_C_PIXELS:
-            _vect_c_pixels_copy(&s, &d, space, depth, num_threads)
+            _vect_c_pixels_copy(&s, &d, space, depth, to_depth, num_threads)
         else:
             _staged_vect_c_copy(&s, &d, space, depth, bs, to_depth, num_threads)
         return
@@ -172,15 +173,15 @@ cdef enum:
     # How an NCHW_VECT_C depth_first copy with bs*bs not a multiple of 4 runs.
     VECT_C_PLANES = 0           # through per-thread planes (StagedVectC)
     VECT_C_ROWS = 1             # depth_to_space through tables (VectCRows)
-    VECT_C_PIXELS = 2           # space_to_depth bs 3 in registers (VectCPixels)
+    VECT_C_PIXELS = 2           # bs 3 in registers (VectCPixels)
 
 
 cdef int _vect_c_path(const LogicalView* s, const LogicalView* d, intp bs, intp itemsize,
                       intp nbytes, bint to_depth) noexcept:
+    if vect_c_pixels_fit(s, d, bs, itemsize, to_depth):
+        return VECT_C_PIXELS
     if not to_depth and nbytes >= VECT_C_ROWS_MIN_BYTES and vect_c_rows_fit(s, d, bs, itemsize):
         return VECT_C_ROWS
-    if to_depth and vect_c_pixels_fit(s, d, bs, itemsize):
-        return VECT_C_PIXELS
     return VECT_C_PLANES
 
 
@@ -387,8 +388,8 @@ cdef struct VectCRows:
     # transposes), so results under VECT_C_ROWS_MIN_BYTES keep the planes.
     # (space_to_depth the same way, a kind per depth group of 4 lanes, lost
     # at 64 MiB: its 64-byte pieces each take 6 windows, uint8 1.24 ->
-    # 1.25, float32 0.98 -> 1.22. With bs 3 it runs VectCPixels instead,
-    # which loads each space row once for all 9 depth planes.)
+    # 1.25, float32 0.98 -> 1.22.) With bs 3 both operators run VectCPixels
+    # where the CPU has AVX-512 VBMI: the tables serve other block sizes.
     VectCBlocks blocks
     int n_kinds                 # bs
     intp* tables                # bs tables of 4*bs source offsets
@@ -488,10 +489,11 @@ cdef int _vect_c_rows_copy(const LogicalView* s, const LogicalView* d, cnp.ndarr
 
 
 cdef struct VectCPixels:
-    # space_to_depth NCHW_VECT_C depth_first with bs 3 in one pass: the 9
-    # depth rows of a space group's 3 space rows at a time, by the kernel of
+    # NCHW_VECT_C depth_first with bs 3 in one pass, either way: the 9 depth
+    # rows of a space group and its 3 space rows at a time, by the kernel of
     # _pixels.pxi, in blocks of rows (the units of run_units).
     VectCBlocks blocks
+    bint to_depth
     intp plane_step, depth_row_step, space_row_step, out_w, itemsize
     bint fault_ahead            # the result's pages are fresh (faults_pay)
     const char* dst_end
@@ -499,16 +501,20 @@ cdef struct VectCPixels:
     unsigned long long masks[VECT_C_PIXELS_ENTRIES]
 
 
-cdef bint vect_c_pixels_fit(const LogicalView* s, const LogicalView* d, intp bs,
-                            intp itemsize) noexcept:
+cdef bint vect_c_pixels_fit(const LogicalView* s, const LogicalView* d, intp bs, intp itemsize,
+                            bint to_depth) noexcept:
     """Whether the kernel takes this copy: bs 3, items of 1, 2 or 4 bytes,
     each pixel's lanes contiguous and the pixels adjacent on both sides, and
-    the depth rows and planes forwards (fault_rows walks them so)."""
+    the result's rows (and depth planes) forwards (fault_rows walks them so).
+    The steps of a depth axis of one pixel or row are not looked at (NumPy
+    sets them freely)."""
     return (vect_c_pixels_enabled and bs == VECT_C_PIXELS_BS
             and (itemsize == 1 or itemsize == 2 or itemsize == 4)
             and s.lane_stride == itemsize and s.spatial_stride[1] == VECT_C_GROUP * itemsize
-            and d.lane_stride == itemsize and d.spatial_stride[1] == VECT_C_GROUP * itemsize
-            and d.spatial_stride[0] > 0 and d.channel_stride > 0)
+            and d.lane_stride == itemsize
+            and (d.spatial_stride[1] == VECT_C_GROUP * itemsize or d.spatial[1] == 1)
+            and ((d.channel_stride > 0 and (d.spatial_stride[0] > 0 or d.spatial[0] == 1))
+                 if to_depth else s.spatial_stride[0] > 0))
 
 
 cdef void _vect_c_pixels_block(const void* pixels_job, intp item, int faults,
@@ -516,42 +522,54 @@ cdef void _vect_c_pixels_block(const void* pixels_job, intp item, int faults,
     """Block ``item`` (batch index, group, row block), a unit of run_units."""
     cdef const VectCPixels* job = <const VectCPixels*>pixels_job
     cdef intp src_offset, dst_offset, rows = job.blocks.rows, g
+    cdef intp depth_bytes = job.out_w * VECT_C_GROUP * job.itemsize     # of a depth row
     cdef RecentPages recent
-    cdef char* dst
+    cdef char* depth
+    cdef char* space
     if vect_c_block_at(&job.blocks, item, &src_offset, &dst_offset):
         rows = job.blocks.last_rows
-    dst = job.blocks.dst + dst_offset
+    if job.to_depth:
+        depth = job.blocks.dst + dst_offset
+        space = job.blocks.src + src_offset
+    else:
+        depth = job.blocks.src + src_offset
+        space = job.blocks.dst + dst_offset
     if job.fault_ahead and faults != FAULTS_NONE:
         forget_pages(&recent)
-        for g in range(VECT_C_PIXELS_M):
-            fault_rows(&recent, dst + g * job.plane_step, rows, job.depth_row_step,
-                       job.out_w * VECT_C_GROUP * job.itemsize, job.dst_end)
+        if job.to_depth:
+            for g in range(VECT_C_PIXELS_M):
+                fault_rows(&recent, depth + g * job.plane_step, rows, job.depth_row_step,
+                           depth_bytes, job.dst_end)
+        else:
+            fault_rows(&recent, space, VECT_C_PIXELS_BS * rows, job.space_row_step,
+                       VECT_C_PIXELS_BS * depth_bytes, job.dst_end)
     if faults != FAULTS_ONLY:
-        fb_vect_c_pixels(dst, job.plane_step, job.depth_row_step, job.blocks.src + src_offset,
-                         job.space_row_step, rows, job.out_w, job.idx, job.masks,
-                         <int>job.itemsize)
+        fb_vect_c_pixels(depth, job.plane_step, job.depth_row_step, space, job.space_row_step,
+                         rows, job.out_w, job.idx, job.masks, <int>job.itemsize, job.to_depth)
 
 
 cdef int _vect_c_pixels_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
-                             cnp.ndarray depth, int num_threads) except -1:
+                             cnp.ndarray depth, bint to_depth, int num_threads) except -1:
     cdef intp item
     cdef int n_threads
     cdef char* low
     cdef char* high
+    cdef cnp.ndarray result = depth if to_depth else space
     cdef VectCPixels* job = <VectCPixels*>malloc(sizeof(VectCPixels))
     if job == NULL:
         raise MemoryError()
     try:
-        vect_c_blocks(&job.blocks, s, d, space, depth, VECT_C_PIXELS_BS, True)
+        vect_c_blocks(&job.blocks, s, d, space, depth, VECT_C_PIXELS_BS, to_depth)
+        job.to_depth = to_depth
         job.plane_step = d.channel_stride
         job.depth_row_step = d.spatial_stride[0]
         job.space_row_step = s.spatial_stride[0]
         job.out_w = s.spatial[1] // VECT_C_PIXELS_BS
         job.itemsize = cnp.PyArray_ITEMSIZE(depth)
-        vect_c_pixel_tables(job.idx, job.masks, job.itemsize)
+        vect_c_pixel_tables(job.idx, job.masks, job.itemsize, to_depth)
         job.fault_ahead = False
         job.dst_end = NULL
-        if byte_range(depth, &low, &high):
+        if byte_range(result, &low, &high):
             job.dst_end = high
             job.fault_ahead = faults_pay(low, high)
         n_threads = vect_c_threads(&job.blocks, depth, num_threads)

@@ -18,12 +18,19 @@ def rng():
     return np.random.default_rng(12345)
 
 
-@pytest.fixture(params=["tables", "planes"])
+@pytest.fixture(params=["pixels", "tables", "planes"])
 def vect_c_path(request):
-    """NCHW_VECT_C depth_first depth_to_space with bs*bs not a multiple of 4
-    reads large results through tables and small ones through planes: run
-    the test both ways, whatever its size."""
+    """NCHW_VECT_C depth_first with bs*bs not a multiple of 4 runs bs 3 in
+    registers where the CPU has AVX-512 VBMI ("pixels"); otherwise
+    depth_to_space reads large results through tables and small ones
+    through planes, and space_to_depth goes through planes: run the test
+    each way, whatever its size (space_to_depth takes "tables" as planes)."""
     from fastblock import _engine
-    before = _engine.set_vect_c_rows_min_bytes(0 if request.param == "tables" else 1 << 62)
+    if request.param == "pixels":
+        if not _engine.set_vect_c_pixels(_engine.set_vect_c_pixels(True)):
+            pytest.skip("this CPU has no AVX-512 VBMI")
+    pixels_before = _engine.set_vect_c_pixels(request.param == "pixels")
+    rows_before = _engine.set_vect_c_rows_min_bytes(0 if request.param == "tables" else 1 << 62)
     yield request.param
-    _engine.set_vect_c_rows_min_bytes(before)
+    _engine.set_vect_c_rows_min_bytes(rows_before)
+    _engine.set_vect_c_pixels(pixels_before)

@@ -199,8 +199,9 @@ ctypedef void (*UnitRunner)(const void* job, intp unit, int faults, int thread) 
 cdef enum:
     # Result bytes a unit of a fresh copy by one plan covers, and how far
     # past its own unit the calling thread faults. On the CI machine, 64 MiB
-    # new results / x.copy(), two threads, in-process A/B over 23 of the
-    # target-2 cases (four processes), medians: lead 8 MiB, units 1 MiB
+    # new results / x.copy(), two threads, in-process A/B over 17 to 23 of
+    # the target-2 cases a process (four processes), medians of the cases:
+    # lead 8 MiB, units 1 MiB
     # 0.88-0.94; lead 2 MiB, units 1 MiB 0.83-0.89; lead 4 MiB, units 512 KiB
     # 0.83-0.87; each thread faulting its own pages 0.93-1.08.
     FAULT_UNIT_DEFAULT = 512 * 1024

@@ -144,10 +144,10 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         return
     else:
         # M odd, or bs = 2 mod 4: B's digits do not split into group and
-        # lane digits. depth_to_space reads each space row's items through
-        # a table (VectCRows) where they are contiguous; with bs 3 both
-        # operators move them in registers (VectCPixels) where the CPU can
-        # (before the tables); otherwise the copy goes through planes
+        # lane digits (_vect_c_path). With bs 3 both operators move them in
+        # registers (VectCPixels) where the CPU can; else depth_to_space
+        # reads each space row's items through a table (VectCRows) where
+        # they are contiguous; otherwise the copy goes through planes
         # (StagedVectC).
         path = _vect_c_path(&s, &d, bs, cnp.PyArray_ITEMSIZE(depth), cnp.PyArray_NBYTES(depth),
                             to_depth)
@@ -588,8 +588,8 @@ cdef int _vect_c_pixels_copy(const LogicalView* s, const LogicalView* d, cnp.nda
 
 cdef struct StagedVectC:
     # NCHW_VECT_C depth_first with bs*bs = M not a multiple of 4 (as for
-    # VectCRows), for space_to_depth where VectCPixels does not run and for
-    # results whose items are not contiguous. Each block of `rows` depth rows of one space group goes
+    # VectCRows) where neither VectCPixels nor VectCRows runs. Each block of
+    # `rows` depth rows of one space group goes
     # through 4*M planes [t][rows][W/bs] in a per-thread scratch: space <->
     # planes is a plain permutation (for bytes a split or an interleave of
     # 4*bs lanes) and planes <-> depth another (4 lanes).

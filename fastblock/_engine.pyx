@@ -353,14 +353,28 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     return True
 
 
+# Two lanes of 4-byte items (bs 2 float32 channels_first) go through the
+# lane kernel's rows (fb_pair_rows) from this many pixels a row; with fewer
+# the rows are too short for it, and streamed interleaves keep the block
+# kernel too. In-process A/B on the AMD EPYC (Zen 4) CI machine, two
+# threads, x np.copyto, block kernel -> pair rows: 1 MiB space_to_depth and
+# depth_to_space channels_first C 16 blocks_first and depth_first 1.30-1.37
+# -> 1.06-1.15; 64 MiB 0.46-0.53 -> 0.44-0.55, 5-D space_to_depth 0.75 ->
+# 0.70. Rows of 16 pixels (1 MiB [1, 8, 32, 32, 32]): 1.43 -> 2.66; of 32
+# (8 MiB [1, 8, 64, 64, 64]) 1.14 -> 0.84. A streamed 64 MiB interleave
+# (depth_to_space channels_first bs 2) took 0.29 -> 0.33-0.35 in one run.
+cdef enum:
+    PAIR_MIN_PIXELS = 32
+
+
 cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
     """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_lanes.pxi``)
     if the copy is one; the lane axes are then removed and the pixel axis is
-    the last one. Pixels of up to LANES_MAX bytes; 4-byte items need at
-    least 3 lanes (2 are left to the block kernel's vectorised loop: 0.43 x
-    np.copyto against 0.56 for space_to_depth bs=2 float32; 3 lanes gain,
-    5-D space_to_depth bs=3 float32 rows of 52 pixels 1.40 -> 0.66, the
-    rows batched in one call).
+    the last one. Pixels of up to LANES_MAX bytes. 3 lanes of 4-byte items
+    gain over the block kernel (5-D space_to_depth bs=3 float32 rows of 52
+    pixels 1.40 -> 0.66 x np.copyto, the rows batched in one call); 2 lanes
+    of them (fb_pair_rows) in rows of PAIR_MIN_PIXELS pixels or more, but
+    for a streamed interleave (below).
 
     Interleave: the innermost destination axes hold at most that many
     items contiguously (the lanes, read at any source steps), and the next
@@ -448,7 +462,8 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
             n_lane_axes += 1
     else:
         return False
-    if w == 4 and n_lanes < 3:
+    if w == 4 and n_lanes == 2 and (ext[m - 1 if not t.interleave else k] < PAIR_MIN_PIXELS
+                                    or (t.interleave and p.stream)):
         return False
     # Padded blocks of lanes end each run through a buffer: a run must be
     # long for that to pay (runs of 4 pixels of 3 float64 lanes ran at 1.06

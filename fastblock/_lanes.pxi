@@ -482,14 +482,48 @@ cdef extern from *:
         }
     }
 
-    /* Pixels of up to FB_LANES_MAX bytes; 4-byte items need 3 lanes or more. */
+    /* Two lanes of 4-byte items, 4 pixels a step: a split takes each
+       lane's items of two registers by one shufps, an interleave pairs them
+       by unpcklps / unpckhps; the padded register transposes below would
+       move two empty lanes as well (PAIR_MIN_PIXELS has figures). A run of
+       n >= 4 pixels ends with a step that ends at its end (over pixels
+       already moved). */
+    __attribute__((target("ssse3"), noinline))
+    static void fb_pair_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
+                             Py_ssize_t src_row, Py_ssize_t n, const Py_ssize_t *lane,
+                             int interleave) {
+        Py_ssize_t k, i, j;
+        for (k = 0; k < n_rows; k++) {
+            char *d = dst + k * dst_row;
+            const char *s = src + k * src_row;
+            for (j = 0; j < n; j += 4) {
+                i = j + 4 <= n ? j : n - 4;
+                if (interleave) {
+                    __m128 a = _mm_loadu_ps((const float *)(s + lane[0] + 4 * i));
+                    __m128 b = _mm_loadu_ps((const float *)(s + lane[1] + 4 * i));
+                    _mm_storeu_ps((float *)(d + 8 * i), _mm_unpacklo_ps(a, b));
+                    _mm_storeu_ps((float *)(d + 8 * i + 16), _mm_unpackhi_ps(a, b));
+                } else {
+                    __m128 a = _mm_loadu_ps((const float *)(s + 8 * i));
+                    __m128 b = _mm_loadu_ps((const float *)(s + 8 * i + 16));
+                    _mm_storeu_ps((float *)(d + lane[0] + 4 * i), _mm_shuffle_ps(a, b, 0x88));
+                    _mm_storeu_ps((float *)(d + lane[1] + 4 * i), _mm_shuffle_ps(a, b, 0xDD));
+                }
+            }
+        }
+    }
+
+    /* Pixels of up to FB_LANES_MAX bytes, at least 4 of them (LANE_GROUP
+       bytes of 4-byte items). */
     __attribute__((target("ssse3")))
     static void fb_lanes_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
                               Py_ssize_t src_row, Py_ssize_t n, int L, const Py_ssize_t *lane,
                               const unsigned char *masks, int interleave, int width) {
         Py_ssize_t k;
         int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
-        if (L > 8 && (width * L > 16 || width >= 4) && fb_lanes_crowd_a_set(lane, L)) {
+        if (width == 4 && L == 2 && n >= 4) {
+            fb_pair_rows(dst, src, n_rows, dst_row, src_row, n, lane, interleave);
+        } else if (L > 8 && (width * L > 16 || width >= 4) && fb_lanes_crowd_a_set(lane, L)) {
             fb_wide_crowded_rows(dst, src, n_rows, dst_row, src_row, n, L, lane, interleave, width);
         } else if (width * L > 16 || width >= 4) {
             fb_wide_rows(dst, src, n_rows, dst_row, src_row, n, L, lane, interleave, width);

@@ -176,11 +176,29 @@ def test_gathered_runs_split_their_outer_axis_by_a_divisor(request):
     assert _plan((100, 3, 2, 2), (0, 1, 3, 2), 1)["row_items"] == (1200 if long_runs else 400)
 
 
+def test_streamed_pairs_of_4_byte_lanes_interleave_in_the_block_kernel(byte_shuffles):
+    """Two lanes of 4-byte items into a resident destination large enough to
+    stream: a split takes the pair rows, an interleave the block kernel."""
+    before = _engine.set_streaming(True, 1 << 20)
+    try:
+        for shape, split in (((4, 2, 65536), False), ((4, 65536, 2), True)):
+            view = np.transpose(_values(shape, 4), (0, 2, 1))
+            out = np.ones(view.shape, view.dtype)
+            plan = _engine.describe(view.shape, view.strides, out.strides, 4, out)
+            assert plan["streams"]
+            assert (plan["kernel"] == "lanes") == (split and byte_shuffles)
+            fb.transpose(np.transpose(view, (0, 2, 1)), (0, 2, 1), out=out)
+            assert _same(out, view)
+    finally:
+        _engine.set_streaming(*before)
+
+
 def test_large_blocks_keep_the_block_kernel():
     # (A byte transpose with a side of at most 256 is a lane transpose; a
     # larger one a staged transpose.)
     assert _plan((300, 280), (1, 0), 1)["kernel"] == "transpose"
-    assert _plan((3, 50, 2), (0, 2, 1), 4)["kernel"] == "block"
+    # Two lanes of 4-byte items in rows shorter than PAIR_MIN_PIXELS (32).
+    assert _plan((3, 31, 2), (0, 2, 1), 4)["kernel"] == "block"
 
 
 @pytest.mark.parametrize("width", [1, 2])
@@ -206,7 +224,8 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
 
 
 # Lane transposes: pixels of up to 256 bytes, L lanes of 1-, 2-, 4- (L >=
-# 3) or 8-byte items (a split: up to 8 lanes)
+# 3, or 2 in rows of 32 pixels or more) or 8-byte items (a split: up to 8
+# lanes)
 # built from L source rows (interleave) or split into L destination rows, a
 # 16-byte register of each lane at a time. (shape, axes) with the lanes'
 # extents; pixel counts around the group (16, 8, 4 or 2 pixels) reach the
@@ -215,7 +234,7 @@ def test_byte_runs_are_shuffled_and_stay_inside_the_source(shape, axes, width, b
 LANE_CASES = [
     ((5, L, n), (0, 2, 1)) for L in (2, 3, 4, 5, 8, 9, 12, 16, 27, 64, 100) for n in (8, 16, 17, 33, 64)
 ] + [
-    ((5, n, L), (0, 2, 1)) for L in (2, 3, 4, 7, 9, 16, 20, 32, 75) for n in (16, 31, 48)
+    ((5, n, L), (0, 2, 1)) for L in (2, 3, 4, 7, 9, 16, 20, 32, 75) for n in (16, 31, 37, 48)
 ] + [
     # 5-D space_to_depth depth_first, channels_last, bs 3, C 16: 27 lanes
     # (b1, b2, b3) from nine source rows, pixels along the channels.
@@ -256,6 +275,8 @@ def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
     ((16, 1000, 4), (0, 2, 1)),
     ((16, 7, 1000), (0, 2, 1)),              # padded blocks of lanes
     ((16, 1000, 11), (0, 2, 1)),
+    ((16, 2, 1001), (0, 2, 1)),              # two lanes (4-byte items: fb_pair_rows)
+    ((16, 1001, 2), (0, 2, 1)),
 ])
 @pytest.mark.parametrize("width", [1, 2, 4, 8])
 def test_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_threads, width):
@@ -286,6 +307,8 @@ def test_lanes_with_reversed_source_lanes(width):
     ((5, 12, 40), (0, 2, 1), 4, 12),     # float32: quads of lanes
     ((5, 40, 4), (0, 2, 1), 4, 4),
     ((5, 16, 40), (0, 2, 1), 4, 16),
+    ((5, 2, 32), (0, 2, 1), 4, 2),       # float32: two lanes (fb_pair_rows) from 32 pixels
+    ((5, 37, 2), (0, 2, 1), 4, 2),
     ((5, 6, 40), (0, 2, 1), 8, 6),       # float64: pairs of lanes
     ((5, 40, 2), (0, 2, 1), 8, 2),
     ((5, 40, 3), (0, 2, 1), 8, 3),       # ... the last pair padded
@@ -307,7 +330,8 @@ def test_lane_transposes_are_planned(shape, axes, width, lanes, byte_shuffles):
 
 def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     assert _plan((5, 129, 140), (0, 2, 1), 2)["kernel"] != "lanes"   # more than 256 bytes a pixel
-    assert _plan((5, 2, 40), (0, 2, 1), 4)["kernel"] != "lanes"      # 2 lanes of 4 bytes
+    assert _plan((5, 2, 31), (0, 2, 1), 4)["kernel"] != "lanes"      # 2 lanes of 4 bytes, 31 pixels
+    assert _plan((5, 31, 2), (0, 2, 1), 4)["kernel"] != "lanes"
     assert _plan((5, 65, 70), (0, 2, 1), 4)["kernel"] != "lanes"     # more than 64 lanes of 4 bytes
     assert _plan((5, 40, 9), (0, 2, 1), 8)["kernel"] != "lanes"      # a split of more than 8 lanes of 8 bytes
     assert _plan((5, 33, 40), (0, 2, 1), 8)["kernel"] != "lanes"     # more than 32 lanes of 8 bytes
@@ -353,10 +377,11 @@ def test_ragged_gathered_runs(shape, axes, width, num_threads, request):
 def test_blocks_that_end_a_source_row_are_followed_by_the_next_row():
     # space_to_depth, 5-D, bs 2: each block (one source row, bw interleaved)
     # is a whole kernel; the bh axis, whose source step is one row, runs
-    # innermost so that the source is read row after row.
-    x = _values((8, 6, 2, 6, 2, 64, 2), 4)
+    # innermost so that the source is read row after row. (16-byte items:
+    # narrower ones split bw's two lanes in the lane kernel.)
+    x = _values((8, 6, 2, 6, 2, 64, 2), 16)
     axes = (2, 4, 6, 0, 1, 3, 5)
-    plan = _plan(x.shape, axes, 4)
+    plan = _plan(x.shape, axes, 16)
     assert plan["kernel"] == "block" and plan["loop"][-3:] == (2, 1, 1)
     expected = np.ascontiguousarray(np.transpose(x, axes))
     for num_threads in (1, 3):

@@ -744,8 +744,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
     p.stream = n_parts == 1 and streams_pay(part_bytes, resident)
     # (A copy in parts moves dst_end past its last part: copy_parts.)
-    p.fault_ahead = (fault_ahead_enabled and resident == 0
-                     and part_bytes >= fault_ahead_min_bytes)
+    p.fault_ahead = faults_pay(part_bytes, resident)
     if p.stream:
         p.block_bytes = STREAM_BLOCK_BYTES
 

@@ -141,11 +141,11 @@ cdef void fault_rows(RecentPages* recent, const char* first, intp n_rows, intp r
                 break
 
 
-cdef inline bint faults_pay(const char* low, const char* high) noexcept nogil:
-    """Whether a copy writing the bytes from ``low`` to ``high`` (one past
-    the last) faults ahead: large enough, and none of its pages resident."""
-    return (fault_ahead_enabled and high - low >= fault_ahead_min_bytes
-            and fb_pages_resident(low, high) == 0)
+cdef inline bint faults_pay(intp copy_bytes, int resident) noexcept nogil:
+    """Whether a copy of ``copy_bytes`` bytes into a destination whose pages
+    are ``resident`` (``fb_pages_resident``; asked only of copies this
+    large) faults ahead: large enough, and none of its pages resident."""
+    return fault_ahead_enabled and copy_bytes >= fault_ahead_min_bytes and resident == 0
 
 
 def set_fault_ahead(bint enabled, intp min_bytes=FAULT_AHEAD_MIN_BYTES):

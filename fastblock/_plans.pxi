@@ -571,7 +571,8 @@ cdef int _vect_c_pixels_copy(const LogicalView* s, const LogicalView* d, cnp.nda
         job.dst_end = NULL
         if byte_range(result, &low, &high):
             job.dst_end = high
-            job.fault_ahead = faults_pay(low, high)
+            job.fault_ahead = faults_pay(high - low, fb_pages_resident(low, high)
+                                         if high - low >= fault_ahead_min_bytes else -1)
         n_threads = vect_c_threads(&job.blocks, depth, num_threads)
         with nogil:
             if n_threads == 1:

@@ -23,6 +23,7 @@ import pytest
 import fastblock as fb
 from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
+from test_fault_ahead import _values
 
 BS = 3
 HAS_KERNEL = _engine.set_vect_c_pixels(_engine.set_vect_c_pixels(True))
@@ -37,12 +38,6 @@ def pixels_path(request):
     before = _engine.set_vect_c_pixels(request.param == "pixels")
     yield request.param
     _engine.set_vect_c_pixels(before)
-
-
-def _values(shape, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    raw = np.random.default_rng(sum(shape)).integers(0, 256, (*shape, dtype.itemsize), np.uint8)
-    return raw.view(dtype).reshape(shape)
 
 
 def _case(op_name, space):

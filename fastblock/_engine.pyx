@@ -106,6 +106,7 @@ cdef intp MIN_BLOCK_BYTES = 2 * 1024
 # Below this many bytes a copy runs on one thread: starting a thread team
 # costs more than it saves (measured on the 2-core CI machine, see README).
 cdef intp PARALLEL_MIN_BYTES = 256 * 1024
+cdef intp parallel_min_bytes = PARALLEL_MIN_BYTES
 # Chunks per thread: a little slack for uneven chunks.
 cdef intp CHUNKS_PER_THREAD = 4
 # Copies from this many bytes try their 3-byte folds unfolded, and their
@@ -608,7 +609,8 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     # Here axis k is split, so its pixels (shuffle_pixel_items) are run items.
     long_runs = False
     pixel_reach = imax(run * p.width, iabs(ss[k])) if part > 1 else 0
-    if part > 1 and part < ext[k] and p.shuffle.n_pieces and part * pixel_reach < LONG_RUN_REACH \
+    if long_runs_enabled and part > 1 and part < ext[k] and p.shuffle.n_pieces \
+            and part * pixel_reach < LONG_RUN_REACH \
             and (pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX or pixel_pieces(run * p.width)):
         pattern = &p.shuffle
         if not p.shuffle.period and head_pixels > part:
@@ -617,6 +619,9 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
             pattern = &p.tail_shuffle
         n_pieces = (ext[k] * pixel_reach + LONG_RUN_REACH - 1) // LONG_RUN_REACH
         long_part = (ext[k] + n_pieces - 1) // n_pieces
+        # Parts of long_part pixels may need fewer than n_pieces parts
+        # (2658 pixels in 63 parts of 43: 62 parts, the last of 35).
+        n_pieces = (ext[k] + long_part - 1) // long_part
         long_tail = ext[k] - (n_pieces - 1) * long_part
         if long_tail == long_part:
             long_tail = 0
@@ -1395,7 +1400,7 @@ cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcep
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
     cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
     cdef PlanChunks chunks
-    if num_threads <= 1 or copy_bytes < PARALLEL_MIN_BYTES or p.n_iter < 2:
+    if num_threads <= 1 or copy_bytes < parallel_min_bytes or p.n_iter < 2:
         run_range(p, dst, src, 0, p.n_iter)
         return
     n_chunks = num_threads * CHUNKS_PER_THREAD
@@ -1572,3 +1577,46 @@ cdef cvarray_intp(intp n):
 
 
 include "_plans.pxi"
+
+
+def set_parallel_min_bytes(intp min_bytes=PARALLEL_MIN_BYTES):
+    """Share copies of ``min_bytes`` bytes or more among the threads asked
+    for; return the previous value. For tests (0 reaches the thread team
+    and its chunk edges with small arrays) and benchmarks."""
+    global parallel_min_bytes
+    before = parallel_min_bytes
+    parallel_min_bytes = min_bytes
+    return before
+
+
+def thresholds():
+    """The sizes at which the planner switches paths, by name: byte counts
+    (``*_bytes``) and item or pixel counts. For the stress tests, which draw
+    cases on both sides of each."""
+    return {
+        "gather_max_items": GATHER_MAX,
+        "block_bytes": BLOCK_BYTES,
+        "min_block_bytes": MIN_BLOCK_BYTES,
+        "small_block_bytes": SMALL_BLOCK_BYTES,
+        "parallel_min_bytes": PARALLEL_MIN_BYTES,
+        "unfold_short_min_bytes": UNFOLD_SHORT_MIN_BYTES,
+        "lanes_min_run": LANES_MIN_RUN,
+        "lanes_max_bytes": LANES_MAX,
+        "lane_group": LANE_GROUP,
+        "pair_min_pixels": PAIR_MIN_PIXELS,
+        "ragged_rows_max_bytes": RAGGED_ROWS_MAX_BYTES,
+        "long_run_reach_bytes": LONG_RUN_REACH,
+        "transpose_bytes": TRANSPOSE_BYTES,
+        "transpose_max_items": TRANSPOSE_MAX,
+        "shuffle_min_bytes": SHUFFLE_MIN_BYTES,
+        "shuffle_piece_bytes": SHUFFLE_BYTES,
+        "wide_shuffle_piece_bytes": WIDE_SHUFFLE_BYTES,
+        "stream_min_bytes": STREAM_MIN_BYTES,
+        "stream_block_bytes": STREAM_BLOCK_BYTES,
+        "stream_min_row_bytes": STREAM_MIN_ROW,
+        "fault_ahead_min_bytes": FAULT_AHEAD_MIN_BYTES,
+        "huge_page_bytes": HUGE_PAGE_BYTES,
+        "fault_unit_bytes": FAULT_UNIT_DEFAULT,
+        "vect_c_block_bytes": VECT_C_BLOCK_BYTES,
+        "vect_c_rows_min_bytes": VECT_C_ROWS_MIN_BYTES,
+    }

@@ -327,6 +327,9 @@ cdef bint wide_shuffle_enabled = shuffle_enabled and fb_cpu_can_shuffle_wide() !
 # Whether programs that repeat run by the periodic kernel; tests switch it
 # off to check the table loop gives the same bytes.
 cdef bint periodic_enabled = True
+# Whether repeating programs may run rows longer than the tables
+# (plan_long_run); tests switch it off to reach table-sized runs alone.
+cdef bint long_runs_enabled = True
 # Copies smaller than this gather item by item: building the masks costs
 # about 2 K instructions per 16-byte piece of the run, paid on every call,
 # against about 6 saved per byte copied (callgrind). Tests lower it to
@@ -743,16 +746,20 @@ def shuffles_available(bint wide=False):
 
 
 def set_shuffles(bint enabled, intp min_bytes=SHUFFLE_MIN_BYTES, bint wide=True,
-                 bint periodic=True):
+                 bint periodic=True, bint long_runs=True):
     """Use byte shuffles in plans built from now on, if the CPU has them, for
     copies of ``min_bytes`` bytes or more, with 64-byte pieces if ``wide``
     and the CPU has those, repeating pieces by the periodic kernel if
-    ``periodic``; return the previous ``(enabled, min_bytes, wide,
-    periodic)``. For tests and benchmarks."""
+    ``periodic``, over rows longer than the tables if ``long_runs``; return
+    the previous ``(enabled, min_bytes, wide, periodic, long_runs)``. For
+    tests and benchmarks."""
     global shuffle_enabled, shuffle_min_bytes, wide_shuffle_enabled, periodic_enabled
-    before = (shuffle_enabled, shuffle_min_bytes, wide_shuffle_enabled, periodic_enabled)
+    global long_runs_enabled
+    before = (shuffle_enabled, shuffle_min_bytes, wide_shuffle_enabled, periodic_enabled,
+              long_runs_enabled)
     shuffle_enabled = enabled and fb_cpu_can_shuffle() != 0
     wide_shuffle_enabled = shuffle_enabled and wide and fb_cpu_can_shuffle_wide() != 0
     periodic_enabled = periodic
+    long_runs_enabled = long_runs
     shuffle_min_bytes = min_bytes
     return before

@@ -1,0 +1,831 @@
+"""Differential stress harness: random calls of every operator, each result
+compared byte for byte with NumPy, with every engine path forced on and off.
+
+Each case is drawn from ``numpy.random.default_rng([seed, index])``, so a
+case is named by its seed and index alone. Its shapes are drawn to straddle
+the sizes at which the planner switches paths (read from
+``fastblock._engine.thresholds()``, never copied here): run lengths around
+the shuffle pieces, the gather tables, the lane and pair minimums; copy
+sizes around the shuffle, thread, unfold, fault-ahead and streaming
+thresholds. Each case runs several times: once with the engine's defaults,
+then under random settings of its knobs (byte shuffles off / 16-byte /
+64-byte / periodic / long runs, forced at any size; streaming forced or
+off; fault ahead forced, with the calling thread's hand-over on or off;
+threads forced at any size; the NCHW_VECT_C paths; prefetch), with 1 to 3
+threads. Sources and ``out=`` arrays are views (C, Fortran, permuted,
+stepped, reversed, byte-offset so unaligned) placed flush against an
+inaccessible page at their first or last byte, so a load or store outside
+them faults at once. Checked for every run: the result's bytes, shape and
+dtype, every byte of ``out``'s buffer outside the view, and the source's
+buffer.
+
+    python tests/stress.py --seconds 1800           # seeds from the commit, then on
+    python tests/stress.py --seconds 300 --seed 7 --jobs 2
+    python tests/stress.py --replay 7:1234:2        # one run of one case, verbosely
+
+A failure prints a ``--replay`` line for the run. Cases run in worker
+processes: a crash is reported with the run it happened in, and the
+harness goes on with the next case. Exit status 1 if anything failed.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import math
+import mmap
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import fastblock as fb  # noqa: E402
+from fastblock import _engine  # noqa: E402
+from reference import depth_to_space_ref, space_to_depth_ref  # noqa: E402
+
+THRESHOLDS = _engine.thresholds()
+PAGE = mmap.PAGESIZE
+# The largest result a case asks for: large enough to pass the streaming
+# threshold, small enough for many cases a minute on two cores.
+MAX_CASE_BYTES = THRESHOLDS["stream_min_bytes"] * 3 // 2
+# Copy sizes the planner switches at, in bytes: the cases' sizes are drawn
+# around these.
+SIZE_THRESHOLDS = [THRESHOLDS[name] for name in (
+    "small_block_bytes", "block_bytes", "shuffle_min_bytes", "parallel_min_bytes",
+    "unfold_short_min_bytes", "vect_c_block_bytes", "fault_ahead_min_bytes",
+    "stream_min_bytes")]
+
+# Item sizes 1 to 16 and wider ones; each dtype's bytes are random.
+DTYPES = ["u1", "i1", "i2", "f2", "V3", "S3", "f4", "i4", "V5", "S6", "V6", "f8", "c8", "V9",
+          "S12", "V12", "c16", "V16", "U5", "S24", "V33", "U16"]
+# Reference-holding items take the fallback; drawn now and then.
+OBJECT_SHARE = 0.03
+
+
+# --------------------------------------------------------------------------
+# Memory: arrays against an inaccessible page
+# --------------------------------------------------------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+if _libc is not None:
+    _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+
+def guarded_bytes(nbytes: int, flush_end: bool) -> np.ndarray:
+    """``nbytes`` uint8s in a fresh anonymous mapping, between two
+    inaccessible pages, touching the one after them (``flush_end``) or the
+    one before. The mapping lives as long as the array (and its views)."""
+    body = max(1, -(-nbytes // PAGE)) * PAGE
+    mapping = mmap.mmap(-1, body + 2 * PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    whole = np.frombuffer(mapping, np.uint8)
+    if _libc is not None:
+        base = whole.ctypes.data
+        for address in (base, base + PAGE + body):
+            if _libc.mprotect(address, PAGE, 0) != 0:
+                raise OSError(ctypes.get_errno(), "mprotect failed")
+    start = PAGE + body - nbytes if flush_end else PAGE
+    return whole[start:start + nbytes]
+
+
+@dataclass
+class Layout:
+    """How an array of a given shape lies in memory."""
+
+    order: tuple          # axes from the outermost in memory to the innermost
+    steps: tuple          # per axis: the view takes every steps[axis]-th item
+    reversed_axes: tuple  # per axis: True for a negative step
+    byte_offset: int      # extra bytes before the first item (unaligned if not a multiple)
+    flush_end: bool       # the buffer touches the page after it (else the one before)
+
+    def describe(self) -> str:
+        parts = []
+        if self.order != tuple(range(len(self.order))):
+            parts.append("order=" + ",".join(map(str, self.order)))
+        if any(s != 1 for s in self.steps):
+            parts.append("steps=" + ",".join(map(str, self.steps)))
+        if any(self.reversed_axes):
+            parts.append("reversed=" + ",".join(str(i) for i, r in enumerate(self.reversed_axes) if r))
+        if self.byte_offset:
+            parts.append(f"offset={self.byte_offset}")
+        parts.append("guard=end" if self.flush_end else "guard=start")
+        return " ".join(parts) or "C"
+
+
+def draw_layout(rng, ndim: int, itemsize: int, plain: bool = False) -> Layout:
+    if plain or ndim == 0:
+        order = tuple(range(ndim))
+        steps = (1,) * ndim
+        reversed_axes = (False,) * ndim
+    else:
+        kind = rng.random()
+        if kind < 0.5:
+            order = tuple(range(ndim))
+        elif kind < 0.65:
+            order = tuple(range(ndim - 1, -1, -1))
+        else:
+            order = tuple(int(a) for a in rng.permutation(ndim))
+        steps = tuple(int(rng.choice([2, 3])) if rng.random() < 0.15 else 1 for _ in range(ndim))
+        reversed_axes = tuple(bool(rng.random() < 0.1) for _ in range(ndim))
+    byte_offset = 0
+    if not plain and rng.random() < 0.25:
+        byte_offset = int(rng.integers(0, 4)) * itemsize
+        if itemsize > 1 and rng.random() < 0.5:
+            byte_offset += int(rng.integers(1, itemsize))
+    return Layout(order, steps, reversed_axes, byte_offset, bool(rng.random() < 0.5))
+
+
+def place(shape, dtype: np.dtype, layout: Layout, fill_rng) -> tuple[np.ndarray, np.ndarray]:
+    """A view of ``shape`` laid out as ``layout`` in a guarded buffer whose
+    bytes are random, and that buffer (its first and last bytes are the
+    view's extreme ones)."""
+    ndim = len(shape)
+    itemsize = dtype.itemsize
+    # Memory extents: the view's items are steps apart, the extreme ones at
+    # the ends.
+    mem_shape = [(shape[a] - 1) * layout.steps[a] + 1 if shape[a] else 0 for a in layout.order]
+    n_items = math.prod(mem_shape)
+    nbytes = layout.byte_offset + n_items * itemsize
+    buffer = guarded_bytes(nbytes, layout.flush_end)
+    buffer[...] = fill_rng.integers(0, 256, nbytes, dtype=np.uint8)
+    strides = [0] * ndim
+    step = itemsize
+    for position in range(ndim - 1, -1, -1):
+        strides[position] = step
+        step *= max(mem_shape[position], 1)
+    base = np.ndarray(mem_shape, dtype, buffer=buffer, offset=layout.byte_offset, strides=strides)
+    index = []
+    for position, axis in enumerate(layout.order):
+        s = layout.steps[axis]
+        index.append(slice(None, None, -s) if layout.reversed_axes[axis] else slice(None, None, s))
+    if n_items == 0:
+        return np.ndarray(shape, dtype, buffer=buffer, offset=layout.byte_offset), buffer
+    view = base[tuple(index)] if ndim else base
+    # Back to logical axis order: memory position p holds axis order[p].
+    view = view.transpose(np.argsort(layout.order)) if ndim else view
+    assert view.shape == tuple(shape), (view.shape, shape)
+    return view, buffer
+
+
+def same_geometry(view: np.ndarray, buffer: np.ndarray, other_buffer: np.ndarray) -> np.ndarray:
+    """``view`` (a view of ``buffer``) as a view of ``other_buffer``."""
+    offset = view.__array_interface__["data"][0] - buffer.__array_interface__["data"][0]
+    return np.ndarray(view.shape, view.dtype, buffer=other_buffer, offset=offset, strides=view.strides)
+
+
+def raw_bytes(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+# --------------------------------------------------------------------------
+# Shapes around the planner's switch points
+# --------------------------------------------------------------------------
+
+def draw_extent(rng, itemsize: int) -> int:
+    """An axis length: small, or next to a count where the planner switches
+    (shuffle pieces, gather tables, lane minimums), or longer."""
+    kind = rng.random()
+    near = int(rng.integers(-1, 2))
+    if kind < 0.4:
+        return int(rng.integers(1, 13))
+    if kind < 0.6:
+        piece = int(rng.choice([THRESHOLDS["shuffle_piece_bytes"], THRESHOLDS["wide_shuffle_piece_bytes"]]))
+        return max(1, int(rng.integers(1, 5)) * max(1, piece // itemsize) + near)
+    if kind < 0.75:
+        return max(1, THRESHOLDS["gather_max_items"] // int(rng.integers(1, 9)) + near)
+    if kind < 0.85:
+        return max(1, int(rng.choice([THRESHOLDS["lanes_min_run"], THRESHOLDS["pair_min_pixels"],
+                                      THRESHOLDS["lane_group"]])) + near)
+    return int(rng.integers(13, 400))
+
+
+def draw_bytes(rng) -> int:
+    """A result size: small, around one of the planner's size thresholds,
+    or anywhere up to a few MiB."""
+    kind = rng.random()
+    if kind < 0.3:
+        return int(rng.integers(1, 4096))
+    if kind < 0.8:
+        threshold = int(rng.choice(SIZE_THRESHOLDS))
+        return max(1, int(threshold * math.exp(rng.uniform(-0.4, 0.4))))
+    return int(math.exp(rng.uniform(math.log(4096), math.log(4 << 20))))
+
+
+def shrink(values: list, limit: int) -> list:
+    """``values`` with the largest halved until their product is at most
+    ``limit``."""
+    values = list(values)
+    while values and math.prod(values) > max(limit, 1):
+        i = int(np.argmax(values))
+        if values[i] == 1:
+            break
+        values[i] = (values[i] + 1) // 2
+    return values
+
+
+def fit_axis(shape: list, axis: int, itemsize: int, target_bytes: int, multiple: int = 1) -> None:
+    """Set ``shape[axis]`` (a multiple of ``multiple``) so the array has
+    about ``target_bytes`` bytes, within MAX_CASE_BYTES."""
+    rest = math.prod(s for i, s in enumerate(shape) if i != axis) * itemsize
+    if rest == 0:
+        return
+    n = max(1, target_bytes // (rest * multiple))
+    n = min(n, max(1, MAX_CASE_BYTES // (rest * multiple)))
+    shape[axis] = n * multiple
+
+
+# --------------------------------------------------------------------------
+# Operators and their references
+# --------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    name: str
+    shape: tuple
+    dtype: np.dtype
+    call: Callable          # call(x, out, num_threads) -> result
+    reference: Callable     # reference(x) -> expected (any layout)
+    result_shape: tuple
+    text: str = ""
+    layouts: dict = field(default_factory=dict)
+
+
+def _block_shapes(rng, itemsize, layout_name, bs, rank, target):
+    """A space shape for SpaceToDepth (DepthToSpace's result) and the
+    matching depth shape."""
+    if layout_name == "NCHW_VECT_C":
+        n, groups = 1, int(rng.integers(1, 5))
+        spatial = shrink([int(max(1, draw_extent(rng, itemsize) // bs)) for _ in range(2)],
+                         MAX_CASE_BYTES // (itemsize * bs * bs * 4 * groups))
+        space = [n, groups] + [s * bs for s in spatial] + [4]
+        fit_axis(space, 0 if rng.random() < 0.6 else 2, itemsize, target, 1 if rng.random() < 0.6 else bs)
+        if space[2] % bs:
+            space[2] -= space[2] % bs
+        depth = [space[0], groups * bs * bs, space[2] // bs, space[3] // bs, 4]
+        return space, depth
+    k = rank - 2
+    channels = int(rng.choice([1, 2, 3, 4, 5, 8, 16])) if rng.random() < 0.7 else draw_extent(rng, itemsize)
+    spatial = [max(1, draw_extent(rng, itemsize) // bs) for _ in range(k)]
+    if k >= 3:
+        spatial = [min(s, 12) for s in spatial]
+    channels, *spatial = shrink([channels] + spatial, MAX_CASE_BYTES // (itemsize * bs ** k))
+    n = 1
+    if layout_name == "channels_first":
+        space = [n, channels] + [s * bs for s in spatial]
+        depth = [n, channels * bs ** k] + spatial
+        axis = 0 if rng.random() < 0.5 else 2
+    else:
+        space = [n] + [s * bs for s in spatial] + [channels]
+        depth = [n] + spatial + [channels * bs ** k]
+        axis = 0 if rng.random() < 0.5 else 1
+    space_shape = list(space)
+    fit_axis(space_shape, axis, itemsize, target, 1 if axis == 0 else bs)
+    if axis == 0:
+        depth[0] = space_shape[0]
+    else:
+        depth[axis] = space_shape[axis] // bs
+    return space_shape, depth
+
+
+def case_block(rng, dtype, to_depth: bool) -> Case:
+    layout_name = str(rng.choice(["channels_first", "channels_last", "NCHW_VECT_C"], p=[0.4, 0.4, 0.2]))
+    mode = str(rng.choice(["blocks_first", "depth_first"]))
+    bs = int(rng.choice([1, 2, 2, 2, 3, 3, 4, 5]))
+    rank = 5 if layout_name == "NCHW_VECT_C" else int(rng.choice([3, 4, 4, 4, 5, 6]))
+    space, depth = _block_shapes(rng, dtype.itemsize, layout_name, bs, rank, draw_bytes(rng))
+    if to_depth:
+        def call(x, out, threads):
+            return fb.space_to_depth(x, bs, mode, layout_name, out=out, num_threads=threads)
+        return Case("space_to_depth", tuple(space), dtype, call,
+                    lambda x: space_to_depth_ref(x, bs, mode, layout_name), tuple(depth),
+                    f"fb.space_to_depth(x, {bs}, {mode!r}, {layout_name!r})")
+
+    def call(x, out, threads):
+        return fb.depth_to_space(x, bs, mode, layout_name, out=out, num_threads=threads)
+    return Case("depth_to_space", tuple(depth), dtype, call,
+                lambda x: depth_to_space_ref(x, bs, mode, layout_name), tuple(space),
+                f"fb.depth_to_space(x, {bs}, {mode!r}, {layout_name!r})")
+
+
+def _any_shape(rng, itemsize, rank, target, growth=1):
+    """A shape of about ``target`` bytes whose result, ``growth`` times
+    larger, stays within MAX_CASE_BYTES."""
+    shape = shrink([draw_extent(rng, itemsize) if rng.random() < 0.7 else int(rng.integers(1, 4))
+                    for _ in range(rank)], MAX_CASE_BYTES // (itemsize * growth))
+    if rank:
+        fit_axis(shape, int(rng.integers(0, rank)), itemsize, min(target, MAX_CASE_BYTES // growth))
+    return shape
+
+
+def case_transpose(rng, dtype) -> Case:
+    rank = int(rng.choice([0, 1, 2, 2, 3, 3, 4, 4, 5, 6]))
+    shape = _any_shape(rng, dtype.itemsize, rank, draw_bytes(rng))
+    if rank and rng.random() < 0.05:
+        shape[int(rng.integers(0, rank))] = 0
+    axes = tuple(int(a) for a in rng.permutation(rank))
+
+    def call(x, out, threads):
+        return fb.transpose(x, axes, out=out, num_threads=threads)
+    return Case("transpose", tuple(shape), dtype, call, lambda x: np.transpose(x, axes),
+                tuple(shape[a] for a in axes), f"fb.transpose(x, {axes})")
+
+
+def case_tile(rng, dtype) -> Case:
+    rank = int(rng.choice([0, 1, 2, 3, 3, 4, 5, 6]))
+    n_reps = max(0, rank + int(rng.integers(-1, 2)))
+    reps = tuple(int(rng.choice([1, 1, 2, 2, 3, 4])) for _ in range(n_reps))
+    if reps and rng.random() < 0.05:
+        reps = tuple(0 if i == 0 else r for i, r in enumerate(reps))
+    target = max(1, draw_bytes(rng) // max(1, math.prod(reps)))
+    shape = _any_shape(rng, dtype.itemsize, rank, target, max(1, math.prod(reps)))
+    result_shape = _tile_shape(shape, reps)
+
+    def call(x, out, threads):
+        return fb.tile(x, reps, out=out, num_threads=threads)
+    return Case("tile", tuple(shape), dtype, call, lambda x: np.tile(x, reps), result_shape,
+                f"fb.tile(x, {reps})")
+
+
+def _tile_shape(shape, reps):
+    n = max(len(shape), len(reps))
+    shape = (1,) * (n - len(shape)) + tuple(shape)
+    reps = (1,) * (n - len(reps)) + tuple(reps)
+    return tuple(s * r for s, r in zip(shape, reps))
+
+
+def _pixel_ref(x, r, channels_last, to_depth):
+    lead = x.shape[:-3]
+    n = len(lead)
+    lead_axes = list(range(n))
+    if not to_depth:                      # pixel_shuffle
+        if channels_last:
+            h, w, c = x.shape[-3:]
+            y = x.reshape(*lead, h, w, c // (r * r), r, r)
+            order = lead_axes + [n, n + 3, n + 1, n + 4, n + 2]
+            return y.transpose(order).reshape(*lead, h * r, w * r, c // (r * r))
+        c, h, w = x.shape[-3:]
+        y = x.reshape(*lead, c // (r * r), r, r, h, w)
+        order = lead_axes + [n, n + 3, n + 1, n + 4, n + 2]
+        return y.transpose(order).reshape(*lead, c // (r * r), h * r, w * r)
+    if channels_last:                     # pixel_unshuffle
+        h, w, c = x.shape[-3:]
+        y = x.reshape(*lead, h // r, r, w // r, r, c)
+        order = lead_axes + [n, n + 2, n + 4, n + 1, n + 3]
+        return y.transpose(order).reshape(*lead, h // r, w // r, c * r * r)
+    c, h, w = x.shape[-3:]
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    order = lead_axes + [n, n + 2, n + 4, n + 1, n + 3]
+    return y.transpose(order).reshape(*lead, c * r * r, h // r, w // r)
+
+
+def case_pixel(rng, dtype, to_depth: bool) -> Case:
+    r = int(rng.choice([1, 2, 2, 3, 4]))
+    fmt = str(rng.choice(["channels_first", "channels_last"]))
+    channels_last = fmt == "channels_last"
+    n_lead = int(rng.choice([0, 1, 1, 2, 3]))
+    lead = [int(rng.integers(1, 4)) for _ in range(n_lead)]
+    c = int(rng.choice([1, 2, 3, 4, 8])) if rng.random() < 0.7 else draw_extent(rng, dtype.itemsize)
+    h = max(1, draw_extent(rng, dtype.itemsize) // r)
+    w = max(1, draw_extent(rng, dtype.itemsize) // r)
+    c, h, w = shrink([c, h, w], MAX_CASE_BYTES // (dtype.itemsize * r * r * math.prod(lead)))
+    if to_depth:     # pixel_unshuffle: space in
+        core = [h * r, w * r, c] if channels_last else [c, h * r, w * r]
+    else:
+        core = [h, w, c * r * r] if channels_last else [c * r * r, h, w]
+    shape = lead + core
+    axis = 0 if lead and rng.random() < 0.5 else len(lead) + (0 if channels_last else 1)
+    fit_axis(shape, axis, dtype.itemsize, draw_bytes(rng), 1 if axis < len(lead) else r)
+    name = "pixel_unshuffle" if to_depth else "pixel_shuffle"
+    function = fb.pixel_unshuffle if to_depth else fb.pixel_shuffle
+    result_shape = _pixel_ref(np.empty(shape, np.uint8), r, channels_last, to_depth).shape
+
+    def call(x, out, threads):
+        return function(x, r, fmt, out=out, num_threads=threads)
+    return Case(name, tuple(shape), dtype, call, lambda x: _pixel_ref(x, r, channels_last, to_depth),
+                result_shape, f"fb.{name}(x, {r}, {fmt!r})")
+
+
+def _space_to_batch_ref(x, block, begin, end):
+    padded = [b + d + e for b, d, e in zip(begin, x.shape, end)]
+    xp = np.zeros(padded, x.dtype)
+    xp[tuple(slice(b, b + d) for b, d in zip(begin, x.shape))] = x
+    k = x.ndim - 1
+    split = [padded[0]]
+    for i in range(1, x.ndim):
+        split += [padded[i] // block[i], block[i]]
+    order = [2 * i for i in range(1, k + 1)] + [0] + [2 * i - 1 for i in range(1, k + 1)]
+    y = xp.reshape(split).transpose(order)
+    return y.reshape([padded[0] * math.prod(block)] + [padded[i] // block[i] for i in range(1, x.ndim)])
+
+
+def _batch_to_space_ref(x, block, begin, end):
+    k = x.ndim - 1
+    batch = x.shape[0] // math.prod(block)
+    y = x.reshape(list(block[1:]) + [batch] + list(x.shape[1:]))
+    order = [k]
+    for i in range(k):
+        order += [k + 1 + i, i]
+    y = y.transpose(order).reshape([batch] + [x.shape[i] * block[i] for i in range(1, x.ndim)])
+    return y[tuple(slice(b, s - e) for b, e, s in zip(begin, end, y.shape))]
+
+
+def case_batch(rng, dtype, to_batch: bool) -> Case:
+    rank = int(rng.choice([2, 3, 4, 4, 5]))
+    block = [1] + [int(rng.choice([1, 2, 2, 3, 4])) for _ in range(rank - 1)]
+    core = [max(1, draw_extent(rng, dtype.itemsize) // 2) if rng.random() < 0.7 else int(rng.integers(1, 6))
+            for _ in range(rank - 1)]
+    if rank >= 4:
+        core = [min(c, 24) for c in core]
+    core = shrink(core, MAX_CASE_BYTES // (dtype.itemsize * 4 * math.prod(block)))
+    if to_batch:
+        begin = [0] + [int(rng.integers(0, b + 1)) if rng.random() < 0.5 else 0 for b in block[1:]]
+        end = [0] * rank
+        for i in range(1, rank):
+            total = begin[i] + core[i - 1]
+            end[i] = (-total) % block[i] + (block[i] if rng.random() < 0.2 else 0)
+        shape = [1] + core
+        growth = -(-math.prod(b + c + e for b, c, e in zip(begin[1:], core, end[1:])) // math.prod(core))
+        fit_axis(shape, 0, dtype.itemsize, min(draw_bytes(rng), MAX_CASE_BYTES) // growth)
+
+        def call(x, out, threads):
+            return fb.space_to_batch(x, block, begin, end, out=out, num_threads=threads)
+        result_shape = _space_to_batch_ref(np.empty(shape, np.uint8), block, begin, end).shape
+        return Case("space_to_batch", tuple(shape), dtype, call,
+                    lambda x: _space_to_batch_ref(x, block, begin, end), result_shape,
+                    f"fb.space_to_batch(x, {block}, {begin}, {end})")
+    batch = [1]
+    fit_axis(batch + core, 0, dtype.itemsize, draw_bytes(rng))
+    shape = [max(1, batch[0]) * math.prod(block)] + core
+    fit_axis(shape, 0, dtype.itemsize, draw_bytes(rng), math.prod(block))
+    begin, end = [0], [0]
+    for i in range(1, rank):
+        full = core[i - 1] * block[i]
+        b = int(rng.integers(0, min(full, block[i]) + 1)) if rng.random() < 0.5 else 0
+        e = int(rng.integers(0, min(full - b, block[i]) + 1)) if rng.random() < 0.5 else 0
+        begin.append(b)
+        end.append(e)
+
+    def call(x, out, threads):
+        return fb.batch_to_space(x, block, begin, end, out=out, num_threads=threads)
+    result_shape = _batch_to_space_ref(np.empty(shape, np.uint8), block, begin, end).shape
+    return Case("batch_to_space", tuple(shape), dtype, call,
+                lambda x: _batch_to_space_ref(x, block, begin, end), result_shape,
+                f"fb.batch_to_space(x, {block}, {begin}, {end})")
+
+
+OPERATORS = [
+    (0.22, lambda rng, dt: case_block(rng, dt, True)),
+    (0.22, lambda rng, dt: case_block(rng, dt, False)),
+    (0.16, case_transpose),
+    (0.12, case_tile),
+    (0.07, lambda rng, dt: case_pixel(rng, dt, False)),
+    (0.07, lambda rng, dt: case_pixel(rng, dt, True)),
+    (0.07, lambda rng, dt: case_batch(rng, dt, True)),
+    (0.07, lambda rng, dt: case_batch(rng, dt, False)),
+]
+
+
+def draw_case(seed: int, index: int):
+    rng = np.random.default_rng([seed, index])
+    dtype = np.dtype(object) if rng.random() < OBJECT_SHARE else np.dtype(str(rng.choice(DTYPES)))
+    weights = np.array([w for w, _ in OPERATORS])
+    make = OPERATORS[int(rng.choice(len(OPERATORS), p=weights / weights.sum()))][1]
+    case = make(rng, dtype)
+    return case, rng
+
+
+# --------------------------------------------------------------------------
+# Engine settings
+# --------------------------------------------------------------------------
+
+def _defaults():
+    """The knobs' settings at import (each setter returns the previous one)."""
+    return {
+        "shuffles": _engine.set_shuffles(*_engine.set_shuffles(True)),
+        "streaming": _engine.set_streaming(*_engine.set_streaming(True)),
+        "fault_ahead": _engine.set_fault_ahead(*_engine.set_fault_ahead(True)),
+        "caller_faults": _engine.set_caller_faults(*_engine.set_caller_faults(True)),
+        "parallel": _engine.set_parallel_min_bytes(_engine.set_parallel_min_bytes()),
+        "vect_c_pixels": _engine.set_vect_c_pixels(_engine.set_vect_c_pixels(True)),
+        "vect_c_rows": _engine.set_vect_c_rows_min_bytes(_engine.set_vect_c_rows_min_bytes(0)),
+        "prefetch": _engine.set_prefetch(_engine.set_prefetch(True)),
+    }
+
+
+DEFAULTS = _defaults()
+
+# Each knob's choices: name -> (label, setter call). The first is the default.
+KNOBS = {
+    "shuffles": [
+        ("default", lambda: _engine.set_shuffles(*DEFAULTS["shuffles"])),
+        ("off", lambda: _engine.set_shuffles(False)),
+        ("16B", lambda: _engine.set_shuffles(True, 0, wide=False)),
+        ("64B", lambda: _engine.set_shuffles(True, 0, wide=True, periodic=False, long_runs=False)),
+        ("periodic", lambda: _engine.set_shuffles(True, 0, wide=True, periodic=True, long_runs=False)),
+        ("long", lambda: _engine.set_shuffles(True, 0, wide=True, periodic=True, long_runs=True)),
+    ],
+    "streaming": [
+        ("default", lambda: _engine.set_streaming(*DEFAULTS["streaming"])),
+        ("off", lambda: _engine.set_streaming(False)),
+        ("all", lambda: _engine.set_streaming(True, 0)),
+        ("all16B", lambda: _engine.set_streaming(True, 0, wide=False)),
+    ],
+    "faults": [
+        ("default", lambda: (_engine.set_fault_ahead(*DEFAULTS["fault_ahead"]),
+                             _engine.set_caller_faults(*DEFAULTS["caller_faults"]))),
+        ("off", lambda: (_engine.set_fault_ahead(False), _engine.set_caller_faults(False))),
+        ("all", lambda: (_engine.set_fault_ahead(True, 0), _engine.set_caller_faults(False))),
+        ("caller", lambda: (_engine.set_fault_ahead(True, 0), _engine.set_caller_faults(True, 4096, 16384))),
+        ("caller0", lambda: (_engine.set_fault_ahead(True, 0), _engine.set_caller_faults(True, 1, 0))),
+    ],
+    "parallel": [
+        ("default", lambda: _engine.set_parallel_min_bytes(DEFAULTS["parallel"])),
+        ("all", lambda: _engine.set_parallel_min_bytes(0)),
+    ],
+    "vect_c": [
+        ("default", lambda: (_engine.set_vect_c_pixels(DEFAULTS["vect_c_pixels"]),
+                             _engine.set_vect_c_rows_min_bytes(DEFAULTS["vect_c_rows"]))),
+        ("rows", lambda: (_engine.set_vect_c_pixels(False), _engine.set_vect_c_rows_min_bytes(0))),
+        ("planes", lambda: (_engine.set_vect_c_pixels(False), _engine.set_vect_c_rows_min_bytes(1 << 62))),
+    ],
+    "prefetch": [
+        ("default", lambda: _engine.set_prefetch(DEFAULTS["prefetch"])),
+        ("off", lambda: _engine.set_prefetch(False)),
+    ],
+}
+
+
+def apply(settings: dict) -> None:
+    for knob, choices in KNOBS.items():
+        dict(choices)[settings.get(knob, "default")]()
+
+
+def restore() -> None:
+    apply({})
+
+
+def draw_settings(rng) -> dict:
+    """Knob settings for one run: each knob away from its default about
+    half the time."""
+    settings = {}
+    for knob, choices in KNOBS.items():
+        if rng.random() < 0.5:
+            settings[knob] = choices[int(rng.integers(1, len(choices)))][0]
+    return settings
+
+
+# --------------------------------------------------------------------------
+# Running and checking
+# --------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    settings: dict
+    threads: int
+    source: Layout
+    out: str              # "none", "fresh" (np.empty) or "placed" (a laid-out view)
+    out_layout: Layout | None
+
+    def describe(self) -> str:
+        knobs = ",".join(f"{k}={v}" for k, v in self.settings.items()) or "defaults"
+        out = self.out if self.out != "placed" else f"placed[{self.out_layout.describe()}]"
+        return f"threads={self.threads} knobs={knobs} x[{self.source.describe()}] out={out}"
+
+
+def draw_runs(case: Case, rng, small: bool) -> list:
+    n_runs = 4 if small else 2
+    runs = []
+    for r in range(n_runs):
+        settings = {} if r == 0 else draw_settings(rng)
+        threads = int(rng.choice([1, 2, 3]))
+        plain = case.dtype.hasobject
+        source = draw_layout(rng, len(case.shape), case.dtype.itemsize, plain)
+        kind = rng.random()
+        out = "none" if kind < 0.4 or plain else "fresh" if kind < 0.55 else "placed"
+        out_layout = draw_layout(rng, len(case.result_shape), case.dtype.itemsize) if out == "placed" else None
+        runs.append(Run(settings, threads, source, out, out_layout))
+    return runs
+
+
+def make_source(case: Case, run: Run, fill_rng):
+    if case.dtype.hasobject:
+        n = math.prod(case.shape)
+        x = np.empty(n, object)
+        x[:] = [("item", int(v)) for v in fill_rng.integers(0, 1 << 30, n)]
+        return x.reshape(case.shape), None
+    return place(case.shape, case.dtype, run.source, fill_rng)
+
+
+def check_run(case: Case, run: Run, fill_rng) -> str | None:
+    """Run one call; return what was wrong, or None."""
+    x, x_buffer = make_source(case, run, fill_rng)
+    x_before = None if x_buffer is None else x_buffer.copy()
+    expected = case.reference(x)
+    out = out_buffer = out_before = None
+    if run.out == "fresh":
+        out = np.empty(case.result_shape, case.dtype)
+    elif run.out == "placed":
+        out, out_buffer = place(case.result_shape, case.dtype, run.out_layout, fill_rng)
+        out_before = out_buffer.copy()
+    apply(run.settings)
+    try:
+        result = case.call(x, out, run.threads)
+    finally:
+        restore()
+    problems = []
+    if out is not None and result is not out:
+        problems.append("the result is not out")
+    if result.shape != tuple(case.result_shape) or result.dtype != case.dtype:
+        problems.append(f"shape/dtype {result.shape} {result.dtype}, expected {case.result_shape} {case.dtype}")
+    elif out is None and not result.flags.c_contiguous:
+        problems.append("a new result that is not C-contiguous")
+    elif case.dtype.hasobject:
+        if not all(a is b for a, b in zip(result.reshape(-1).tolist(), np.asarray(expected).reshape(-1).tolist())):
+            problems.append("object items differ")
+    else:
+        got, want = raw_bytes(result), raw_bytes(expected)
+        if not np.array_equal(got, want):
+            bad = np.flatnonzero(got != want)
+            item = bad[0] // case.dtype.itemsize
+            n_items = len(np.unique(bad // case.dtype.itemsize))
+            problems.append(f"{n_items} of {result.size} items differ, the first at flat index {item}")
+    if out_buffer is not None:
+        want_buffer = out_before.copy()
+        same_geometry(out, out_buffer, want_buffer)[...] = expected
+        if not np.array_equal(out_buffer, want_buffer):
+            outside = np.flatnonzero(out_buffer != want_buffer)
+            problems.append(f"out's buffer differs at {len(outside)} bytes (first byte {outside[0]})")
+    if x_buffer is not None and not np.array_equal(x_buffer, x_before):
+        problems.append("the source was written")
+    return "; ".join(problems) or None
+
+
+def describe_case(case: Case) -> str:
+    return f"{case.text} x: {case.dtype.str} {case.shape} -> {case.result_shape}"
+
+
+def replay_line(seed, index, r, case, run) -> str:
+    return (f"python tests/stress.py --replay {seed}:{index}:{r}   "
+            f"# {describe_case(case)} {run.describe()}")
+
+
+def run_case(seed: int, index: int, status=None, only_run: int | None = None,
+             knobs: dict | None = None) -> list:
+    """Every run of a case; the replay lines of those that failed."""
+    case, rng = draw_case(seed, index)
+    nbytes = math.prod(case.result_shape) * case.dtype.itemsize
+    runs = draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])
+    failures = []
+    for r, run in enumerate(runs):
+        if only_run is not None and r != only_run:
+            continue
+        if status is not None:
+            status.seek(0)
+            status.write(f"{seed}:{index}:{r}\n".ljust(40))
+            status.flush()
+        if knobs is not None:
+            run.settings = {**run.settings, **knobs}
+        fill_rng = np.random.default_rng([seed, index, r, 1])
+        problem = check_run(case, run, fill_rng)
+        if problem:
+            failures.append(f"MISMATCH {problem}\n  {replay_line(seed, index, r, case, run)}")
+    return failures
+
+
+# --------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------
+
+def commit_seed() -> int:
+    """A seed from the checked-out commit, so every commit explores new cases."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        return int(head[:8], 16)
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return int(time.time())
+
+
+def worker(seed: int, start: int, deadline: float, status_path: str) -> int:
+    """Cases from ``start`` on until the deadline; one line per failure, and
+    a closing ``DONE next_index`` line."""
+    index = start
+    with open(status_path, "w") as status:
+        while time.time() < deadline:
+            for line in run_case(seed, index, status):
+                print(line, flush=True)
+            index += 1
+    print(f"DONE {index}", flush=True)
+    return 0
+
+
+def supervise(seed: int, seconds: float, jobs: int) -> int:
+    """Workers over seeds seed, seed + 1, ... (one per job) until the time
+    is up; restart a worker after a crash, past the case that crashed."""
+    deadline = time.time() + seconds
+    started = time.time()
+    tmp = tempfile.mkdtemp(prefix="fastblock-stress-")
+    slots = [{"seed": seed + j, "next": 0, "proc": None, "status": os.path.join(tmp, f"status{j}")}
+             for j in range(jobs)]
+    failures = crashes = 0
+    cases = 0
+
+    def start(slot):
+        slot["proc"] = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--worker", f"{slot['seed']}:{slot['next']}",
+             "--deadline", repr(deadline), "--status", slot["status"]],
+            stdout=subprocess.PIPE, text=True)
+
+    for slot in slots:
+        start(slot)
+    while any(slot["proc"] is not None for slot in slots):
+        for slot in slots:
+            proc = slot["proc"]
+            if proc is None:
+                continue
+            output, _ = proc.communicate()
+            for line in output.splitlines():
+                if line.startswith("DONE "):
+                    done = int(line.split()[1])
+                    cases += done - slot["next"]
+                    slot["next"] = done
+                elif line.strip():
+                    print(line, flush=True)
+                    if line.startswith("MISMATCH"):
+                        failures += 1
+            slot["proc"] = None
+            if proc.returncode != 0:
+                crashes += 1
+                try:
+                    with open(slot["status"]) as f:
+                        where = f.read().split()[0]
+                except (OSError, IndexError):
+                    where = f"{slot['seed']}:{slot['next']}:0"
+                s, i, r = (int(v) for v in where.split(":"))
+                case, rng = draw_case(s, i)
+                nbytes = math.prod(case.result_shape) * case.dtype.itemsize
+                run = draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])[r]
+                reason = (f"signal {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
+                          else f"exit status {proc.returncode}")
+                print(f"CRASH ({reason})\n  {replay_line(s, i, r, case, run)}", flush=True)
+                cases += i + 1 - slot["next"]
+                slot["next"] = i + 1
+                if time.time() < deadline:
+                    start(slot)
+    seeds = ", ".join(f"{slot['seed']} (cases 0-{slot['next'] - 1})" for slot in slots)
+    print(f"stress: {cases} cases in {time.time() - started:.0f} s, seeds {seeds}: "
+          f"{failures} mismatches, {crashes} crashes", flush=True)
+    return 1 if failures or crashes else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
+    parser.add_argument("--seed", type=int, default=None, help="first seed (default: from the commit)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes, one seed each (default 1)")
+    parser.add_argument("--replay", help="SEED:CASE[:RUN]: run one case (or one run of it) here")
+    parser.add_argument("--knobs", help="with --replay: knob settings to impose, as "
+                        "'shuffles=off,streaming=all' (see KNOBS)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--status", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        seed, start = (int(v) for v in args.worker.split(":"))
+        return worker(seed, start, args.deadline, args.status)
+    if args.replay:
+        parts = [int(v) for v in args.replay.split(":")]
+        seed, index = parts[:2]
+        only = parts[2] if len(parts) > 2 else None
+        case, rng = draw_case(seed, index)
+        print(describe_case(case))
+        nbytes = math.prod(case.result_shape) * case.dtype.itemsize
+        for r, run in enumerate(draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])):
+            if only is None or r == only:
+                print(f"  run {r}: {run.describe()}")
+        knobs = None
+        if args.knobs:
+            knobs = dict(item.split("=") for item in args.knobs.split(","))
+            for knob, label in knobs.items():
+                if label not in dict(KNOBS[knob]):
+                    parser.error(f"--knobs: {knob} is one of {[c for c, _ in KNOBS[knob]]}")
+        failures = run_case(seed, index, only_run=only, knobs=knobs)
+        for line in failures:
+            print(line)
+        print("ok" if not failures else f"{len(failures)} failed")
+        return 1 if failures else 0
+    seed = commit_seed() if args.seed is None else args.seed
+    print(f"stress: seed {seed}, {args.seconds:.0f} s, {args.jobs} job(s)", flush=True)
+    return supervise(seed, args.seconds, args.jobs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

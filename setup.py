@@ -5,6 +5,8 @@ small OpenMP program, the extension is compiled without ``-fopenmp``: Cython's
 ``prange`` then runs serially and ``fastblock`` reports one usable thread.
 Set ``FASTBLOCK_NO_OPENMP=1`` to force that path, and ``FASTBLOCK_SANITIZE``
 (for example ``address,undefined``) to build with sanitizers.
+``FASTBLOCK_COVERAGE=1`` builds the engine for gcov (``-O0 --coverage`` in
+place of ``-O3``, ``--coverage`` when linking; see ci/coverage.sh).
 """
 import os
 import shutil
@@ -78,6 +80,9 @@ def extensions():
     if sanitize:
         compile_args += [f"-fsanitize={sanitize}", "-fno-omit-frame-pointer", "-g", "-O1"]
         link_args += [f"-fsanitize={sanitize}"]
+    if os.environ.get("FASTBLOCK_COVERAGE"):
+        compile_args = ["-O0" if a == "-O3" else a for a in compile_args] + ["--coverage"]
+        link_args += ["--coverage"]
     engine = Extension(
         "fastblock._engine",
         ["fastblock/_engine.pyx"],

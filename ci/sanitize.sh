@@ -109,6 +109,9 @@ export PYTHONPATH=$tree${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONFAULTHANDLER=1
 export FASTBLOCK_UNDER_ASAN=1  # tests/test_leaks.py: no RSS checks (ASan's quarantine)
 export FASTBLOCK_FUZZ_EXAMPLES=${FASTBLOCK_FUZZ_EXAMPLES:-200}
+# The stress harness's budget here (tests/test_stress.py; ci/stress.sh runs
+# it longer against the normal build).
+export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-150}
 # The sanitized build in the scratch copy, not the editable install, must be
 # the one imported.
 (cd "$tree" && "$python" - <<'EOF'

@@ -218,6 +218,12 @@ cdef extern from *:
             }
         }
     }
+    /* The (period, windows a piece) pairs fb_shuffle_wide's switch runs
+       by the periodic kernel; find_period takes no other. */
+    static int fb_periodic_has(int period, int windows) {
+        return windows >= 1 && ((period == 1 && windows <= 8) || ((period == 2 || period == 3) && windows <= 4)
+                                || (period == 4 && windows <= 3));
+    }
     #define FB_PERIODIC(P, W) case 16 * P + W: \
         if (lead_rounds) { \
             fb_shuffle_periodic_n(dst, src, lead_rounds, period_step, advance, window_offset, \
@@ -243,7 +249,7 @@ cdef extern from *:
         /* A long run (plan_long_run, never without a period): the
            program's pieces come after lead_rounds periods of its first ones. */
         if (period) {
-            /* find_period gives every (period, uniform) pair listed here. */
+            /* Every pair fb_periodic_has answers for. */
             switch (16 * period + uniform) {
             FB_PERIODIC(1, 1) FB_PERIODIC(1, 2) FB_PERIODIC(1, 3) FB_PERIODIC(1, 4)
             FB_PERIODIC(1, 5) FB_PERIODIC(1, 6) FB_PERIODIC(1, 7) FB_PERIODIC(1, 8)
@@ -273,6 +279,7 @@ cdef extern from *:
     #define FB_SHUFFLE_BUILT 0
     static int fb_cpu_can_shuffle(void) { return 0; }
     static int fb_cpu_can_shuffle_wide(void) { return 0; }
+    static int fb_periodic_has(int period, int windows) { (void)period; (void)windows; return 0; }
     /* Never called: fb_cpu_can_shuffle is false. */
     static void fb_shuffle_pieces(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t last_start,
                                   const unsigned char *n_windows, const Py_ssize_t *window_offset,
@@ -296,6 +303,7 @@ cdef extern from *:
     """
     int fb_cpu_can_shuffle() nogil
     int fb_cpu_can_shuffle_wide() nogil
+    int fb_periodic_has(int period, int windows) nogil
     void fb_shuffle_pieces(char* dst, const char* src, intp n_pieces, intp last_start,
                            const unsigned char* n_windows, const intp* window_offset,
                            const unsigned char* window_mask, int max_windows, int uniform) noexcept nogil
@@ -583,6 +591,8 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     windows stay inside the run's source span: each is a window of the rest
     moved back by whole periods."""
     cdef intp period_pixels, lead, j, period_step = pattern.period_step
+    # (pattern may be prog, which plan_shuffle below overwrites.)
+    cdef intp advance = pattern.piece_advance
     cdef int period = pattern.period, windows = pattern.uniform, slots = period * windows
     # The first period's windows of the pattern, then of the rest.
     cdef intp first_offsets[2 * SHUFFLE_PERIOD_SLOTS]
@@ -602,7 +612,7 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     # Too short to show its period (its last windows are moved back at the
     # span's end), the rest runs by the table after the lead.
     if prog.n_pieces < period or prog.uniform != windows \
-            or prog.piece_advance != pattern.piece_advance or (
+            or prog.piece_advance != advance or (
             prog.period != 0 and (prog.period != period or prog.period_step != period_step)):
         prog.n_pieces = 0
         return False
@@ -674,6 +684,8 @@ cdef void find_period(ShuffleProgram* prog) noexcept nogil:
     for period in range(1, SHUFFLE_PERIOD_MAX + 1):
         if 2 * period > n_regular or period * prog.uniform > SHUFFLE_PERIOD_SLOTS:
             break
+        if not fb_periodic_has(period, prog.uniform):
+            continue
         covered = try_period(prog, period, n_regular)
         if covered > best:
             best = covered

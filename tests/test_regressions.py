@@ -62,3 +62,14 @@ def test_long_run_parts_cover_the_row():
     assert plan["kernel"] == "gather"
     assert plan["row_items"] == 43 * 48
     assert plan["last_row_items"] == 35 * 48
+
+
+def test_long_run_with_a_negative_last_part_streamed_past_the_result():
+    """The same split, streamed (8 MiB or more into resident pages): the
+    negative last part became a negative byte count that the streaming
+    stage passed to memcpy as a huge size, and the process crashed."""
+    n = 174763
+    x = np.random.default_rng(3).standard_normal((n, 3, 2, 2)).astype(np.float32)
+    out = np.ones((n, 12, 1, 1), np.float32)
+    fb.space_to_depth(x, 2, out=out, num_threads=1)
+    _same_bytes(out, space_to_depth_ref(x, 2))

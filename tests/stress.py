@@ -67,6 +67,8 @@ SIZE_THRESHOLDS = [THRESHOLDS[name] for name in (
 # Item sizes 1 to 16 and wider ones; each dtype's bytes are random.
 DTYPES = ["u1", "i1", "i2", "f2", "V3", "S3", "f4", "i4", "V5", "S6", "V6", "f8", "c8", "V9",
           "S12", "V12", "c16", "V16", "U5", "S24", "V33", "U16"]
+# Thread counts a run draws from (--threads widens them on larger machines).
+THREAD_CHOICES = [1, 2, 3]
 # Reference-holding items take the fallback; drawn now and then.
 OBJECT_SHARE = 0.03
 
@@ -605,7 +607,7 @@ def draw_runs(case: Case, rng, small: bool) -> list:
     runs = []
     for r in range(n_runs):
         settings = {} if r == 0 else draw_settings(rng)
-        threads = int(rng.choice([1, 2, 3]))
+        threads = int(rng.choice(THREAD_CHOICES))
         plain = case.dtype.hasobject
         source = draw_layout(rng, len(case.shape), case.dtype.itemsize, plain)
         kind = rng.random()
@@ -673,7 +675,8 @@ def describe_case(case: Case) -> str:
 
 
 def replay_line(seed, index, r, case, run) -> str:
-    return (f"python tests/stress.py --replay {seed}:{index}:{r}   "
+    threads = "" if THREAD_CHOICES == [1, 2, 3] else f" --threads {','.join(map(str, THREAD_CHOICES))}"
+    return (f"python tests/stress.py --replay {seed}:{index}:{r}{threads}   "
             f"# {describe_case(case)} {run.describe()}")
 
 
@@ -727,7 +730,7 @@ def worker(seed: int, start: int, deadline: float, status_path: str) -> int:
     return 0
 
 
-def supervise(seed: int, seconds: float, jobs: int) -> int:
+def supervise(seed: int, seconds: float, jobs: int, threads: str) -> int:
     """Workers over seeds seed, seed + 1, ... (one per job) until the time
     is up; restart a worker after a crash, past the case that crashed."""
     deadline = time.time() + seconds
@@ -741,7 +744,7 @@ def supervise(seed: int, seconds: float, jobs: int) -> int:
     def start(slot):
         slot["proc"] = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", f"{slot['seed']}:{slot['next']}",
-             "--deadline", repr(deadline), "--status", slot["status"]],
+             "--deadline", repr(deadline), "--status", slot["status"], "--threads", threads],
             stdout=subprocess.PIPE, text=True)
 
     for slot in slots:
@@ -792,12 +795,15 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="first seed (default: from the commit)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes, one seed each (default 1)")
     parser.add_argument("--replay", help="SEED:CASE[:RUN]: run one case (or one run of it) here")
+    parser.add_argument("--threads", default="1,2,3",
+                        help="thread counts the runs draw from (default 1,2,3; part of a case's draw)")
     parser.add_argument("--knobs", help="with --replay: knob settings to impose, as "
                         "'shuffles=off,streaming=all' (see KNOBS)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--status", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    THREAD_CHOICES[:] = [int(t) for t in args.threads.split(",")]
     if args.worker:
         seed, start = (int(v) for v in args.worker.split(":"))
         return worker(seed, start, args.deadline, args.status)
@@ -823,8 +829,9 @@ def main(argv=None) -> int:
         print("ok" if not failures else f"{len(failures)} failed")
         return 1 if failures else 0
     seed = commit_seed() if args.seed is None else args.seed
-    print(f"stress: seed {seed}, {args.seconds:.0f} s, {args.jobs} job(s)", flush=True)
-    return supervise(seed, args.seconds, args.jobs)
+    print(f"stress: seed {seed}, {args.seconds:.0f} s, {args.jobs} job(s), threads {args.threads}",
+          flush=True)
+    return supervise(seed, args.seconds, args.jobs, args.threads)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,11 @@ export FASTBLOCK_FUZZ_EXAMPLES=${FASTBLOCK_FUZZ_EXAMPLES:-200}
 # The stress harness's budget here (tests/test_stress.py; ci/stress.sh runs
 # it longer against the normal build).
 export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-150}
+# Its seed: from the commit (past the seeds of ci/stress.sh's workers), as the copy has no .git.
+if [ -z "${FASTBLOCK_STRESS_SEED:-}" ] && head=$(git -C "$root" rev-parse HEAD 2>/dev/null); then
+  export FASTBLOCK_STRESS_SEED=$(( 16#${head:0:8} + 100 ))
+fi
+echo "stress harness: ${FASTBLOCK_STRESS_SECONDS} s, seed ${FASTBLOCK_STRESS_SEED:-from the clock}"
 # The sanitized build in the scratch copy, not the editable install, must be
 # the one imported.
 (cd "$tree" && "$python" - <<'EOF'

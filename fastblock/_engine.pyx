@@ -76,15 +76,27 @@ include "_kernels.pxi"
 cdef extern from *:
     """
     #ifdef _OPENMP
+    #include <omp.h>
     #define FB_HAVE_OPENMP 1
+    static int fb_openmp_max_threads(void) { return omp_get_max_threads(); }
     #else
     #define FB_HAVE_OPENMP 0
+    static int fb_openmp_max_threads(void) { return 1; }
     #endif
     """
     int FB_HAVE_OPENMP
+    int fb_openmp_max_threads() nogil
 
 #: True when the extension was compiled with OpenMP.
 HAVE_OPENMP = bool(FB_HAVE_OPENMP)
+
+
+def openmp_max_threads():
+    """OpenMP's thread count for the calling thread's next parallel region
+    (``omp_get_max_threads``): ``OMP_NUM_THREADS``, or the usable cores, or
+    what ``omp_set_num_threads`` set since (threadpoolctl's limits); 1
+    without OpenMP."""
+    return fb_openmp_max_threads()
 
 cdef enum:
     # After dropping extent-1 axes every axis has extent >= 2, and the item

@@ -133,6 +133,8 @@ def block_call(x, block_size, mode, data_format, out, num_threads, bint to_depth
 
     if num_threads is None:
         n_threads = _threads._default_call_threads
+        if n_threads == 0:
+            n_threads = resolve_num_threads(None)
     elif type(num_threads) is int and num_threads >= 1:
         n_threads = resolve_num_threads(num_threads)
     else:

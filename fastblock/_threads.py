@@ -1,8 +1,12 @@
 """How many threads the kernels use.
 
-The default comes from ``OMP_NUM_THREADS`` where it is set, else from the CPU
-affinity mask (the cores this process may run on), else from the core count.
-Without OpenMP in the build every copy runs on the calling thread.
+Until :func:`set_num_threads` is called, the default is OpenMP's own, read
+at each call (``omp_get_max_threads``): ``OMP_NUM_THREADS`` where it is set,
+else the cores this process may run on, and whatever limit was set at run
+time through ``omp_set_num_threads``, which is how threadpoolctl (and so
+joblib and scikit-learn) limit OpenMP libraries. :func:`set_num_threads`
+sets a default of fastblock's own, which takes precedence. Without OpenMP in
+the build every copy runs on the calling thread.
 """
 from __future__ import annotations
 
@@ -29,7 +33,8 @@ def _default_num_threads() -> int:
     return _usable_cores()
 
 
-_num_threads = _default_num_threads()
+# The default set by set_num_threads; None: OpenMP's (read at each call).
+_num_threads: int | None = None
 
 # GNU OpenMP's thread pool does not survive fork(): a parallel region in a
 # child forked after the parent used threads can wait forever for workers
@@ -56,7 +61,9 @@ def get_num_threads() -> int:
     >>> fb.get_num_threads() >= 1
     True
     """
-    return _num_threads
+    if _num_threads is not None:
+        return _num_threads
+    return _engine.openmp_max_threads() if _engine.HAVE_OPENMP else _default_num_threads()
 
 
 def set_num_threads(n: int) -> None:
@@ -93,14 +100,24 @@ def _effective(n: int) -> int:
 
 
 # What a call with ``num_threads=None`` runs, kept up to date by
-# set_num_threads and the fork hook: the front doors' fast path reads this one
-# global instead of calling resolve_num_threads.
-_default_call_threads = _effective(_num_threads)
+# set_num_threads and the fork hook; 0: OpenMP's default, asked at each
+# call. The front doors' fast path reads this one global and calls
+# resolve_num_threads only for 0.
+_default_call_threads = 0 if _engine.HAVE_OPENMP else 1
+
+
+def _follow_openmp() -> None:
+    """Back to OpenMP's default, as before any set_num_threads (for tests)."""
+    global _num_threads, _default_call_threads
+    with _lock:
+        _num_threads = None
+        _default_call_threads = 1 if _in_forked_child or not _engine.HAVE_OPENMP else 0
 
 
 def resolve_num_threads(num_threads: int | None) -> int:
     """The thread count for one call: its ``num_threads``, else the default,
     capped at a few threads per usable core (one in a forked child)."""
     if num_threads is None:
-        return _default_call_threads
+        n = _default_call_threads
+        return n if n else _effective(_engine.openmp_max_threads())
     return _effective(check_thread_count(num_threads, "num_threads"))

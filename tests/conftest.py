@@ -7,10 +7,15 @@ import fastblock as fb
 
 @pytest.fixture(autouse=True)
 def _restore_num_threads():
-    """Tests may change the default thread count; put it back afterwards."""
-    before = fb.get_num_threads()
+    """Tests may change the default thread count; put it back afterwards
+    (to following OpenMP's, where no set_num_threads came before)."""
+    from fastblock import _threads
+    before = _threads._num_threads
     yield
-    fb.set_num_threads(before)
+    if before is None:
+        _threads._follow_openmp()
+    else:
+        fb.set_num_threads(before)
 
 
 @pytest.fixture

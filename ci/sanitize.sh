@@ -131,9 +131,10 @@ EOF
 echo "== running the tests under ASan + UBSan"
 status=0
 # OpenVINO's runtime (uninstrumented C++ with its own plugin loader) exits
-# the process under a preloaded ASan runtime: the tests that compare with
-# OpenVINO run in the normal suite only. Everything else runs here.
-if [ "$#" -eq 0 ]; then set -- tests -k "not openvino"; fi
+# the process under a preloaded ASan runtime, and PyTorch's is as large and
+# uninstrumented: the tests that use either run in the normal suite only.
+# Everything else runs here.
+if [ "$#" -eq 0 ]; then set -- tests -k "not openvino and not torch"; fi
 (cd "$tree" && "$python" -m pytest -q -p no:cacheprovider "$@") || status=$?
 
 # With allocator_may_return_null=1 ASan still logs one line per refused

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 from . import _engine
 from ._fallback import gather_with_references
 from ._fastpath import block_call as _block_fast
+from ._interop import arrays_in_out
 from ._plan import DEPTH_FIRST, NCHW_VECT_C, VECT_C_GROUP, logical_shape, physical_shape
 from ._threads import resolve_num_threads
 from ._validate import (
@@ -84,6 +85,7 @@ def _block_arguments(x, block_size, mode, data_format):
     return x, block_size, mode, layout
 
 
+@arrays_in_out
 def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
@@ -152,6 +154,7 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     return _execute(x, result_shape, out, copy, num_threads)
 
 
+@arrays_in_out
 def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
@@ -249,6 +252,7 @@ def _check_repeats(repeats: Repeats) -> tuple[int, ...]:
     return tuple(entries)
 
 
+@arrays_in_out
 def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
          num_threads: Optional[int] = None) -> np.ndarray:
     """Repeat ``x`` along each axis, as ``numpy.tile`` does.

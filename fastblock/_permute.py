@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike
 
 from . import _engine
 from ._api import _execute
+from ._interop import arrays_in_out
 from ._plan import CHANNELS_FIRST, CHANNELS_LAST, CopyPlan
 from ._threads import resolve_num_threads
 from ._validate import INTP_MAX, check_integer, check_out, check_result_size
@@ -130,6 +131,7 @@ def _normalize_axes(axes: Axes, ndim: int) -> Tuple[int, ...]:
     return tuple(normalized)
 
 
+@arrays_in_out
 def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = None,
               num_threads: Optional[int] = None) -> np.ndarray:
     """Permute the axes of ``x`` into a new C-contiguous array (or ``out``).
@@ -221,6 +223,7 @@ def _pixel_shape(lead, channels: int, height: int, width: int, layout) -> Tuple[
     return (*lead, channels, height, width)
 
 
+@arrays_in_out
 def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channels_first", *,
                   out: Optional[np.ndarray] = None,
                   num_threads: Optional[int] = None) -> np.ndarray:
@@ -291,6 +294,7 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     return _execute(x, result_shape, out, copy, num_threads)
 
 
+@arrays_in_out
 def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "channels_first", *,
                     out: Optional[np.ndarray] = None,
                     num_threads: Optional[int] = None) -> np.ndarray:
@@ -554,6 +558,7 @@ def _check_batch_rank(x: np.ndarray) -> None:
         raise ValueError(f"x must have rank >= 2 ([batch, D1, ...]), got rank {x.ndim}")
 
 
+@arrays_in_out
 def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
                    pads_end: IntVector, *, out: Optional[np.ndarray] = None,
                    num_threads: Optional[int] = None) -> np.ndarray:
@@ -636,6 +641,7 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     return _execute(x, result_shape, out, copy, num_threads)
 
 
+@arrays_in_out
 def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
                    crops_end: IntVector, *, out: Optional[np.ndarray] = None,
                    num_threads: Optional[int] = None) -> np.ndarray:

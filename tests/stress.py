@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -257,7 +257,6 @@ class Case:
     reference: Callable     # reference(x) -> expected (any layout)
     result_shape: tuple
     text: str = ""
-    layouts: dict = field(default_factory=dict)
 
 
 def _block_shapes(rng, itemsize, layout_name, bs, rank, target):

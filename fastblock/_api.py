@@ -85,7 +85,6 @@ def _block_arguments(x, block_size, mode, data_format):
     return x, block_size, mode, layout
 
 
-@arrays_in_out
 def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
@@ -142,6 +141,12 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     result = _block_fast(x, block_size, mode, data_format, out, num_threads, True)
     if result is not None:
         return result
+    return _space_to_depth(x, block_size, mode, data_format, out=out, num_threads=num_threads)
+
+
+@arrays_in_out
+def _space_to_depth(x, block_size, mode, data_format, *, out, num_threads):
+    """The general path of :func:`space_to_depth` (other libraries' arrays too)."""
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
     batch, channels, spatial = logical_shape(x.shape, layout)
     for axis, size in enumerate(spatial):
@@ -154,7 +159,6 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     return _execute(x, result_shape, out, copy, num_threads)
 
 
-@arrays_in_out
 def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
@@ -210,6 +214,12 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     result = _block_fast(x, block_size, mode, data_format, out, num_threads, False)
     if result is not None:
         return result
+    return _depth_to_space(x, block_size, mode, data_format, out=out, num_threads=num_threads)
+
+
+@arrays_in_out
+def _depth_to_space(x, block_size, mode, data_format, *, out, num_threads):
+    """The general path of :func:`depth_to_space` (other libraries' arrays too)."""
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
     batch, channels, spatial = logical_shape(x.shape, layout)
     blocks = bs ** len(spatial)

@@ -55,6 +55,9 @@ cdef str DEFAULT_FORMAT = "channels_first"
 cdef tuple CHANNELS_FIRST_FORMAT = FORMATS[DEFAULT_FORMAT]
 cdef object engine_block_copy = _engine.block_copy
 cdef object resolve_num_threads = _threads.resolve_num_threads
+cdef object openmp_max_threads = _engine.openmp_max_threads
+# _threads._effective's cap on a call's threads (a constant of the process).
+cdef long max_threads = _threads._MAX_THREADS
 
 
 def block_call(x, block_size, mode, data_format, out, num_threads, bint to_depth):
@@ -134,7 +137,8 @@ def block_call(x, block_size, mode, data_format, out, num_threads, bint to_depth
     if num_threads is None:
         n_threads = _threads._default_call_threads
         if n_threads == 0:
-            n_threads = resolve_num_threads(None)
+            # OpenMP's default, as resolve_num_threads(None) gives it.
+            n_threads = min(<long>openmp_max_threads(), max_threads)
     elif type(num_threads) is int and num_threads >= 1:
         n_threads = resolve_num_threads(num_threads)
     else:

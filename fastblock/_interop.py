@@ -53,21 +53,22 @@ def _from_dlpack_of(like):
 
 
 def arrays_in_out(operator):
-    """Let ``operator(x, ..., out=None, ...)`` take and give other libraries'
-    arrays (see the module docstring); NumPy arrays pass straight through."""
+    """Let ``operator(x, ..., *, out=None, num_threads=None)`` take and give
+    other libraries' arrays (see the module docstring); NumPy arrays pass
+    straight through."""
     @functools.wraps(operator)
-    def wrapper(x, *args, out=None, **kwargs):
+    def wrapper(x, *args, out=None, num_threads=None):
         if type(x) is np.ndarray and (out is None or type(out) is np.ndarray):
-            return operator(x, *args, out=out, **kwargs)
+            return operator(x, *args, out=out, num_threads=num_threads)
         foreign_x = _foreign(x)
         if foreign_x:
             x_array = _as_numpy(x, "x")
         else:
             x_array = x
         if _foreign(out):
-            operator(x_array, *args, out=_as_numpy(out, "out"), **kwargs)
+            operator(x_array, *args, out=_as_numpy(out, "out"), num_threads=num_threads)
             return out
-        result = operator(x_array, *args, out=out, **kwargs)
+        result = operator(x_array, *args, out=out, num_threads=num_threads)
         if out is not None or not foreign_x:
             return result
         back = _from_dlpack_of(x)

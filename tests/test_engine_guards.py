@@ -31,12 +31,6 @@ def test_copy_of_an_empty_extent_writes_nothing():
     assert (dst == 7).all()
 
 
-def test_a_plan_over_more_axes_of_extent_two_than_fit_is_refused():
-    n = 65
-    with pytest.raises(ValueError, match="too many axes"):
-        _engine.describe((2,) * n, (0,) * n, (1,) * n, 1)
-
-
 def test_describe_refuses_strides_of_another_length():
     with pytest.raises(ValueError, match="differ in length"):
         _engine.describe((4,), (1, 1), (1,), 1)

@@ -1,0 +1,65 @@
+# The core tests, sourced by ci/pythons.sh and ci/wheel.sh (not a job).
+#
+# The correctness tests of every operator and of the engine's paths: they
+# need NumPy, pytest and the packages below, nothing else, so they run on
+# every Python the package claims. Left out: the peer comparisons (ONNX,
+# ONNX Runtime, OpenVINO, Dask: tests/test_peers.py, test_dask.py,
+# test_bench_peers.py; those may have no wheel for a new Python), the
+# README check (it reads the source tree), the Hypothesis fuzz and property
+# tests, and the tests of machine behaviour rather than results (fault
+# counts, leaks, concurrency, speed targets): the main job runs those.
+# Paths are relative to the directory that holds tests/.
+# shellcheck disable=SC2034  # used by the scripts that source this one
+core_tests=(
+  tests/test_block_ops.py
+  tests/test_tile.py
+  tests/test_permute_ops.py
+  tests/test_layouts_out_threads.py
+  tests/test_dtypes.py
+  tests/test_errors.py
+  tests/test_overflow.py
+  tests/test_engine_paths.py
+  tests/test_engine_guards.py
+  tests/test_fast_path.py
+  tests/test_streaming.py
+  tests/test_transpose_kernel.py
+  tests/test_vect_c_pixels.py
+  tests/test_fault_ahead.py
+  tests/test_regressions.py
+  tests/test_stress.py
+)
+# What they import besides fastblock and NumPy (of the test extras of
+# pyproject.toml; ml_dtypes adds the bfloat16 and float8 cases).
+core_test_requires=("pytest>=7" "ml_dtypes>=0.3")
+# A short run of the stress harness (tests/test_stress.py).
+export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-20}
+
+# copy_tree ROOT DEST: the tracked files and the untracked ones git does not
+# ignore (no build outputs: no generated C, no .so, no build/).
+copy_tree() {
+  mkdir -p "$2"
+  if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$1" && git ls-files -z --cached --others --exclude-standard) \
+      | (cd "$1" && while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done) \
+      | tar -C "$1" --null -T - -cf - | tar -C "$2" -xf -
+  else
+    tar -C "$1" --exclude='*.so' --exclude='build' --exclude='dist' --exclude='.venv*' \
+        --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/*.c' \
+        -cf - . | tar -C "$2" -xf -
+  fi
+}
+
+# check_imported PYTHON DIR: fastblock and its engine must come from DIR (the
+# fresh virtual environment), not from a source tree.
+check_imported() {
+  "$1" - "$2" <<'EOF'
+import os, sys
+import fastblock, fastblock._engine as engine
+where = os.path.realpath(sys.argv[1]) + os.sep
+for module in (fastblock, engine):
+    path = os.path.realpath(module.__file__)
+    assert path.startswith(where), f"{module.__name__} imported from {path}, not from {where}"
+print("fastblock", fastblock.__version__, "from", os.path.dirname(fastblock.__file__),
+      "OpenMP:", engine.HAVE_OPENMP)
+EOF
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Build the sdist and the wheel the way a release would, and test the wheel
+# alone: installed into a fresh virtual environment outside the source tree,
+# so that a file missing from the wheel or an import from the source tree
+# cannot hide.
+#
+#   bash ci/wheel.sh                     # CI (the active python: 3.11)
+#   PYTHON=python3.12 bash ci/wheel.sh
+#
+# How:
+# * `python -m build --sdist --wheel` on a clean copy of the tree (tracked
+#   files and untracked ones git does not ignore: no generated C, no .so,
+#   no build/ of the main job), in build's isolated environment. The sdist
+#   must hold every file of the copy's fastblock/ (the .pyx/.pxi/.pxd
+#   sources too) and tests/, setup.py, pyproject.toml, MANIFEST.in,
+#   README.md, and the C generated for each extension; the wheel the
+#   compiled module of each of those, and no generated C.
+# * A fresh virtual environment in a scratch directory gets the wheel and the
+#   core tests' packages from PyPI (ci/core_tests.sh). The tests run from a
+#   directory holding a copy of tests/ only: fastblock must be imported from
+#   the environment (checked), then `python -m fastblock --quick` and the
+#   core tests (every operator's correctness tests, a 20 s stress run).
+# * The sdist must build a working wheel by itself: `pip wheel` from the
+#   sdist, the same files as the first wheel, installed into a second fresh
+#   environment for `python -m fastblock --quick`.
+#
+# Time on the 2-core machine: about 3 minutes (two builds of about a minute
+# each, 45 s for the core tests, 10 s for each self-check).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=ci/core_tests.sh
+source "$root/ci/core_tests.sh"
+unset PYTHONPATH
+python=${PYTHON:-python3}
+start=$(date +%s)
+elapsed() { echo "($(( $(date +%s) - start )) s)"; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fastblock-wheel.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+copy_tree "$root" "$work/tree"
+# What the sdist must hold: the copy's files of the package and the tests,
+# and the build's own (before the build writes into the copy).
+(cd "$work/tree" && find fastblock tests -type f && printf '%s\n' setup.py pyproject.toml README.md MANIFEST.in) \
+  >"$work/expected.txt"
+
+if ! "$python" -c "import build" 2>/dev/null; then
+  "$python" -m pip install -q build
+fi
+echo "== python -m build --sdist --wheel $(elapsed)"
+"$python" -m build --sdist --wheel --outdir "$work/dist" "$work/tree" >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log"; exit 1; }
+sdist=$(echo "$work"/dist/fastblock-*.tar.gz)
+wheel=$(echo "$work"/dist/fastblock-*.whl)
+[ -f "$sdist" ] && [ -f "$wheel" ] || { ls -l "$work/dist"; echo "expected one sdist and one wheel" >&2; exit 1; }
+ls -l "$work/dist"
+
+echo "== contents $(elapsed)"
+"$python" - "$sdist" "$wheel" "$work/expected.txt" <<'EOF'
+import sys, tarfile, zipfile
+sdist, wheel, expected = sys.argv[1:]
+problems = []
+with tarfile.open(sdist) as t:
+    # Members are NAME-VERSION/path.
+    have = {m.name.split("/", 1)[1] for m in t.getmembers() if m.isfile() and "/" in m.name}
+for path in open(expected).read().split():
+    if path not in have:
+        problems.append(f"sdist lacks {path}")
+with zipfile.ZipFile(wheel) as z:
+    names = z.namelist()
+modules = [n for n in names if n.startswith("fastblock/")]
+# Each extension's generated C is in the sdist; its compiled module must be
+# in the wheel.
+extensions = sorted(p[:-2] for p in have if p.startswith("fastblock/") and p.endswith(".c"))
+if not extensions:
+    problems.append("sdist holds no generated C: no extension was built")
+for ext in extensions:
+    if not any(n.startswith(ext + ".") and n.endswith((".so", ".pyd")) for n in modules):
+        problems.append(f"wheel lacks the compiled {ext}")
+for name in modules:
+    if name.endswith((".c", ".cpp", ".html")):
+        problems.append(f"wheel holds generated {name}")
+print(f"sdist: {len(have)} files; wheel: {len(modules)} files in fastblock/, {len(extensions)} extensions")
+if problems:
+    sys.exit("\n".join(problems))
+EOF
+
+echo "== the wheel in a fresh environment $(elapsed)"
+venv=$work/venv
+"$python" -m venv "$venv"
+py=$venv/bin/python
+"$py" -m pip install -q --upgrade pip
+"$py" -m pip install -q "$wheel" "${core_test_requires[@]}"
+run=$work/run
+mkdir -p "$run"
+cp -r "$root/tests" "$run/tests"
+rm -rf "$run/tests/__pycache__"
+# The stress harness's seed: from the commit (the copy has no .git), past
+# those of the other jobs.
+if [ -z "${FASTBLOCK_STRESS_SEED:-}" ] && head=$(git -C "$root" rev-parse HEAD 2>/dev/null); then
+  export FASTBLOCK_STRESS_SEED=$(( 16#${head:0:8} + 300 ))
+fi
+(
+  cd "$run"
+  check_imported "$py" "$venv"
+  echo "== python -m fastblock --quick $(elapsed)"
+  "$py" -m fastblock --quick
+  echo "== core tests: stress harness ${FASTBLOCK_STRESS_SECONDS} s, seed ${FASTBLOCK_STRESS_SEED:-from the clock} $(elapsed)"
+  "$py" -m pytest -q -p no:cacheprovider -ra "${core_tests[@]}"
+)
+
+echo "== a wheel from the sdist $(elapsed)"
+"$py" -m pip wheel -q --no-deps -w "$work/from-sdist" "$sdist" >"$work/sdist-build.log" 2>&1 \
+  || { cat "$work/sdist-build.log"; exit 1; }
+wheel2=$(echo "$work"/from-sdist/fastblock-*.whl)
+"$python" - "$wheel" "$wheel2" <<'EOF'
+import sys, zipfile
+first, second = ({n for n in zipfile.ZipFile(w).namelist() if not n.endswith("RECORD")} for w in sys.argv[1:])
+if first != second:
+    sys.exit(f"the wheels differ: only from the tree {sorted(first - second)}, only from the sdist {sorted(second - first)}")
+print(f"same {len(first)} files as the wheel from the tree")
+EOF
+venv2=$work/venv-sdist
+"$python" -m venv "$venv2"
+"$venv2/bin/python" -m pip install -q "$wheel2"
+(
+  cd "$run"
+  check_imported "$venv2/bin/python" "$venv2"
+  "$venv2/bin/python" -m fastblock --quick
+)
+echo "== wheel job passed $(elapsed)"

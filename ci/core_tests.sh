@@ -27,10 +27,12 @@ core_tests=(
   tests/test_fault_ahead.py
   tests/test_regressions.py
   tests/test_stress.py
+  tests/test_interop.py
+  tests/test_threadpoolctl.py
 )
 # What they import besides fastblock and NumPy (of the test extras of
 # pyproject.toml; ml_dtypes adds the bfloat16 and float8 cases).
-core_test_requires=("pytest>=7" "ml_dtypes>=0.3")
+core_test_requires=("pytest>=7" "ml_dtypes>=0.3" "threadpoolctl>=3.1")
 # A short run of the stress harness (tests/test_stress.py).
 export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-20}
 

@@ -733,8 +733,13 @@ def supervise(seed: int, seconds: float, jobs: int, threads: str) -> int:
     """Workers over seeds seed, seed + 1, ... (one per job) until the time
     is up; restart a worker after a crash, past the case that crashed."""
     deadline = time.time() + seconds
+    with tempfile.TemporaryDirectory(prefix="fastblock-stress-") as tmp:
+        return _supervise_in(seed, jobs, threads, deadline, tmp)
+
+
+def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str) -> int:
+    """supervise's work, its status files in ``tmp``."""
     started = time.time()
-    tmp = tempfile.mkdtemp(prefix="fastblock-stress-")
     slots = [{"seed": seed + j, "next": 0, "proc": None, "status": os.path.join(tmp, f"status{j}")}
              for j in range(jobs)]
     failures = crashes = 0

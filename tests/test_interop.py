@@ -136,3 +136,15 @@ class TestTorch:
     def test_the_result_shares_memory_with_the_tensor(self, torch):
         y = fb.space_to_depth(torch.ones(1, 1, 4, 4), 2)
         assert np.from_dlpack(y).ctypes.data == y.data_ptr()
+
+
+def test_jax_arrays_in_and_out():
+    """JAX (where installed, on the CPU): its arrays come back as JAX
+    arrays; being immutable, they are refused as out=."""
+    jnp = pytest.importorskip("jax.numpy")
+    x = _values()
+    got = fb.depth_to_space(jnp.asarray(x), 2, "depth_first")
+    assert type(got) is type(jnp.asarray(x))
+    np.testing.assert_array_equal(np.asarray(got), depth_to_space_ref(x, 2, "depth_first"))
+    with pytest.raises(ValueError, match="writable"):
+        fb.space_to_depth(x, 2, out=jnp.zeros((4, 32, 3, 5), jnp.float32))

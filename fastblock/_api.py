@@ -145,7 +145,7 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
 
 
 @arrays_in_out
-def _space_to_depth(x, block_size, mode, data_format, *, out, num_threads):
+def _space_to_depth(x, block_size, mode, data_format, *, out=None, num_threads=None):
     """The general path of :func:`space_to_depth` (other libraries' arrays too)."""
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
     batch, channels, spatial = logical_shape(x.shape, layout)
@@ -218,7 +218,7 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
 
 
 @arrays_in_out
-def _depth_to_space(x, block_size, mode, data_format, *, out, num_threads):
+def _depth_to_space(x, block_size, mode, data_format, *, out=None, num_threads=None):
     """The general path of :func:`depth_to_space` (other libraries' arrays too)."""
     x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
     batch, channels, spatial = logical_shape(x.shape, layout)

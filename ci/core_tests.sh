@@ -36,21 +36,6 @@ core_test_requires=("pytest>=7" "ml_dtypes>=0.3" "threadpoolctl>=3.1")
 # A short run of the stress harness (tests/test_stress.py).
 export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-20}
 
-# copy_tree ROOT DEST: the tracked files and the untracked ones git does not
-# ignore (no build outputs: no generated C, no .so, no build/).
-copy_tree() {
-  mkdir -p "$2"
-  if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    (cd "$1" && git ls-files -z --cached --others --exclude-standard) \
-      | (cd "$1" && while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done) \
-      | tar -C "$1" --null -T - -cf - | tar -C "$2" -xf -
-  else
-    tar -C "$1" --exclude='*.so' --exclude='build' --exclude='dist' --exclude='.venv*' \
-        --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/*.c' \
-        -cf - . | tar -C "$2" -xf -
-  fi
-}
-
 # check_imported PYTHON DIR: fastblock and its engine must come from DIR (the
 # fresh virtual environment), not from a source tree.
 check_imported() {

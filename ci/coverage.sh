@@ -65,14 +65,9 @@ rm -rf "$tree"
 mkdir -p "$tree" "$out"
 
 echo "== copying the tree to $tree"
-if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  (cd "$root" && git ls-files -z --cached --others --exclude-standard) \
-    | (cd "$root" && while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done) \
-    | tar -C "$root" --null -T - -cf - | tar -C "$tree" -xf -
-else
-  tar -C "$root" --exclude='*.so' --exclude='build' --exclude='.venv*' \
-      --exclude='fastblock/*.c' -cf - . | tar -C "$tree" -xf -
-fi
+# shellcheck source=ci/scratch_tree.sh
+source "$root/ci/scratch_tree.sh"
+copy_tree "$root" "$tree"
 
 # The build requirements of pyproject.toml (the SPDX license string needs
 # setuptools >= 77).

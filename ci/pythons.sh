@@ -20,6 +20,8 @@
 # and build, 45-60 s for the tests), 6 minutes in all.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=ci/scratch_tree.sh
+source "$root/ci/scratch_tree.sh"
 # shellcheck source=ci/core_tests.sh
 source "$root/ci/core_tests.sh"
 unset PYTHONPATH

@@ -28,6 +28,8 @@
 # each, 45 s for the core tests, 10 s for each self-check).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=ci/scratch_tree.sh
+source "$root/ci/scratch_tree.sh"
 # shellcheck source=ci/core_tests.sh
 source "$root/ci/core_tests.sh"
 unset PYTHONPATH

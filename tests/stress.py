@@ -679,12 +679,17 @@ def replay_line(seed, index, r, case, run) -> str:
             f"# {describe_case(case)} {run.describe()}")
 
 
+def case_and_runs(seed: int, index: int):
+    """Case ``index`` of ``seed`` and its runs (more for small cases)."""
+    case, rng = draw_case(seed, index)
+    nbytes = math.prod(case.result_shape) * case.dtype.itemsize
+    return case, draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])
+
+
 def run_case(seed: int, index: int, status=None, only_run: int | None = None,
              knobs: dict | None = None) -> list:
     """Every run of a case; the replay lines of those that failed."""
-    case, rng = draw_case(seed, index)
-    nbytes = math.prod(case.result_shape) * case.dtype.itemsize
-    runs = draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])
+    case, runs = case_and_runs(seed, index)
     failures = []
     for r, run in enumerate(runs):
         if only_run is not None and r != only_run:
@@ -777,9 +782,8 @@ def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str)
                 except (OSError, IndexError):
                     where = f"{slot['seed']}:{slot['next']}:0"
                 s, i, r = (int(v) for v in where.split(":"))
-                case, rng = draw_case(s, i)
-                nbytes = math.prod(case.result_shape) * case.dtype.itemsize
-                run = draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])[r]
+                case, runs = case_and_runs(s, i)
+                run = runs[r]
                 reason = (f"signal {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
                           else f"exit status {proc.returncode}")
                 print(f"CRASH ({reason})\n  {replay_line(s, i, r, case, run)}", flush=True)
@@ -815,10 +819,9 @@ def main(argv=None) -> int:
         parts = [int(v) for v in args.replay.split(":")]
         seed, index = parts[:2]
         only = parts[2] if len(parts) > 2 else None
-        case, rng = draw_case(seed, index)
+        case, runs = case_and_runs(seed, index)
         print(describe_case(case))
-        nbytes = math.prod(case.result_shape) * case.dtype.itemsize
-        for r, run in enumerate(draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])):
+        for r, run in enumerate(runs):
             if only is None or r == only:
                 print(f"  run {r}: {run.describe()}")
         knobs = None

@@ -1,0 +1,18 @@
+# Sourced by the CI jobs that build in a scratch copy of the tree
+# (ci/sanitize.sh, ci/coverage.sh, ci/pythons.sh, ci/wheel.sh); not a job.
+
+# copy_tree ROOT DEST: the tracked files and the untracked ones git does not
+# ignore (no build outputs: no generated C, no .so, no build/).
+copy_tree() {
+  mkdir -p "$2"
+  if git -C "$1" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$1" && git ls-files -z --cached --others --exclude-standard) \
+      | (cd "$1" && while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done) \
+      | tar -C "$1" --null -T - -cf - | tar -C "$2" -xf -
+  else
+    tar -C "$1" --exclude='*.so' --exclude='build' --exclude='dist' --exclude='.venv*' \
+        --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/*.c' \
+        -cf - . | tar -C "$2" -xf -
+  fi
+}
+

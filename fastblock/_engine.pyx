@@ -158,7 +158,18 @@ include "_faults.pxi"
 include "_pixels.pxi"
 
 
+cdef enum Kernel:
+    # The kernel that runs a plan's blocks (run_kernel); each reads the Plan
+    # fields named by its comment.
+    KERNEL_BLOCK        # rows of the a axis, items of the b axis (copy_block)
+    KERNEL_GATHER       # rows of gather_len destination items read through
+                        # gather: by byte shuffles where a program was built
+    KERNEL_LANES        # lane transposes of pixels (lanes, _lanes.pxi)
+    KERNEL_TRANSPOSE    # staged transposes (transpose_rows, gather, _transpose.pxi)
+
+
 cdef struct Plan:
+    Kernel kernel
     int n_loop                  # loop axes, outermost first
     int a_loop, b_loop          # the loop axes that count tiles of a and of b
     intp extent[MAX_LOOP]
@@ -174,7 +185,7 @@ cdef struct Plan:
     # whole_bytes of a plan run block by block. Shuffle programs (built
     # once, _shuffle.pxi) must pay for themselves over these.
     intp copy_bytes
-    # Gather mode (gather_len > 0): the kernel writes rows of gather_len
+    # KERNEL_GATHER: the kernel writes rows of gather_len
     # contiguous destination items, item j read at gather[j] bytes past the
     # row's source position; the b axis is unused (extent 1).
     intp gather_len
@@ -184,12 +195,11 @@ cdef struct Plan:
     # step describes (NCHW_VECT_C depth_first, _plans.pxi). It is always
     # part of the gathered run.
     const intp* source_table
-    # Staged transpose mode (transpose true, _transpose.pxi): the a and b
+    # KERNEL_TRANSPOSE (_transpose.pxi): the a and b
     # axes are the outermost of the source's and the destination's
     # innermost axes; one index of a is a_in rows (transpose_rows: their
     # destination offsets, over a tile of a), one of b is b_in items
     # (gather: their source offsets, over a tile of b).
-    bint transpose
     bint transpose_staged       # through a buffer (source runs far apart)
     intp source_ahead           # a transpose asks for its source this far on (0: not)
     intp a_in, b_in
@@ -203,7 +213,7 @@ cdef struct Plan:
     bint ragged_rows
     intp gather_tail_len
     ShuffleProgram tail_shuffle
-    # Lane transpose mode (lanes.n_lanes > 0): the b axis runs over pixels
+    # KERNEL_LANES: the b axis runs over pixels
     # of n_lanes bytes, packed on one side and split into lanes on the other.
     LaneTranspose lanes
     # Each kernel block is copied once per part, shifted by these byte offsets.
@@ -356,7 +366,7 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     for i in range(b_in * tile_b):
         span = imax(span, iabs(p.gather[i]))
     p.transpose_staged = span + a_in * tile_a * w > 2 * a_in * tile_a * b_in * tile_b * w
-    p.transpose = True
+    p.kernel = KERNEL_TRANSPOSE
     p.a_in = a_in
     p.b_in = b_in
     p.tile_a = tile_a
@@ -491,6 +501,7 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     # % extent on each lane axis; its offset is those digits times the
     # other side's steps.
     t.n_lanes = <int>n_lanes
+    p.kernel = KERNEL_LANES
     for j in range(n_lanes):
         offset = 0
         for i in range(n_lane_axes):
@@ -681,6 +692,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
         ext[k] = (ext[k] + part - 1) // part; ss[k] = ss[k] * part; ds[k] = ds[k] * part
         n_axes[0] = m + 1
     p.gather_len = run * part
+    p.kernel = KERNEL_GATHER
     row_axis[0] = row
     return k + 1
 
@@ -832,7 +844,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
         memcpy(ds_kept, ds, m * sizeof(intp))
         plan_kernels(p, m, ext, ss, ds, itemsize, False,
                      fold_bytes <= (12 if wide_shuffle_enabled else 6), dst[0])
-        if p.gather_len and p.shuffle.n_pieces and not revisits_source_lines(p):
+        if p.kernel == KERNEL_GATHER and p.shuffle.n_pieces and not revisits_source_lines(p):
             return 1
         ext = ext_kept
         ss = ss_kept
@@ -875,8 +887,8 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         ext[0] = 1; ss[0] = 0; ds[0] = 0
         m = 1
 
+    p.kernel = KERNEL_BLOCK
     p.gather_len = 0
-    p.transpose = False
     p.lanes.n_lanes = 0
     if p.source_table != NULL:
         # The table axis is read only by gathered runs.
@@ -926,7 +938,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         # Tiny blocks (depth_first with channels last: bs x C items) are run as
         # gathered destination runs instead, unless they are (de-)interleaved
         # lanes long enough for the block kernel's vector loop.
-        first_kernel = m if p.transpose else b_axis
+        first_kernel = m if p.kernel == KERNEL_TRANSPOSE else b_axis
         block_rows = imin(p.tile_a, ext[a_axis]) if a_axis >= 0 else 1
         block_items = block_rows * p.tile_b
         lane_shape.n = 0
@@ -939,13 +951,13 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         shuffle_lanes = shuffles_pay(p.copy_bytes) and p.width <= 2 and (
             force_shuffles or lane_shape.lanes == 3 or (a_axis >= 0 and moves_item_by_item(
                 block_rows, p.tile_b, ds[a_axis], ds[b_axis], ss[a_axis], ss[b_axis], p.width)))
-        if not p.transpose and ((block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN)
+        if p.kernel != KERNEL_TRANSPOSE and ((block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN)
                                 or shuffle_lanes):
             k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes,
                             &a_axis, &ragged_axis)
             if k >= 0:
                 first_kernel = k
-    if p.gather_len:
+    if p.kernel == KERNEL_GATHER:
         p.n_b = 1; p.src_b = 0; p.dst_b = 0; p.tile_b = 1
         p.tile_a = imax(1, p.block_bytes // (p.gather_len * p.width))
     else:
@@ -968,9 +980,9 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
     # Longer runs (RAGGED_ROWS_MAX_BYTES) keep a block a piece: float32
     # depth_first bs=3 (1944-byte runs) lost, two threads 0.67-0.72 ->
     # 0.77-0.87 in three runs.
-    p.ragged_rows = p.gather_len > 0 and ragged_axis >= 0 and a_axis == ragged_axis
+    p.ragged_rows = p.kernel == KERNEL_GATHER and ragged_axis >= 0 and a_axis == ragged_axis
     for i in range(first_kernel):
-        if i != a_axis and not (p.transpose and grouped[i]):
+        if i != a_axis and not (p.kernel == KERNEL_TRANSPOSE and grouped[i]):
             if i == ragged_axis:
                 p.ragged_loop = p.n_loop
             p.extent[p.n_loop] = ext[i]
@@ -978,9 +990,9 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
             p.dst_step[p.n_loop] = ds[i]
             p.n_loop += 1
     n_tiles_a = (p.n_a + p.tile_a - 1) // p.tile_a
-    p.b_shift = line_phase(p, dst) if p.transpose else 0
+    p.b_shift = line_phase(p, dst) if p.kernel == KERNEL_TRANSPOSE else 0
     n_tiles_b = (p.n_b + p.b_shift + p.tile_b - 1) // p.tile_b
-    if n_tiles_a == 1 and n_tiles_b == 1 and not p.gather_len and not p.lanes.n_lanes and not p.transpose:
+    if n_tiles_a == 1 and n_tiles_b == 1 and p.kernel == KERNEL_BLOCK:
         continue_source_run(p, ext[b_axis], ss[b_axis])
     p.extent[p.n_loop] = n_tiles_a
     p.src_step[p.n_loop] = p.tile_a * p.src_a
@@ -991,7 +1003,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
     p.a_loop = p.n_loop
     p.b_loop = p.n_loop + 1
     p.n_loop += 2
-    if p.transpose:
+    if p.kernel == KERNEL_TRANSPOSE:
         follow_source(p)
         # The innermost loop axis that moves goes to the next block: two
         # of its steps on is the block after that.
@@ -1131,18 +1143,58 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
     """One kernel block, its rows ``dst_a`` bytes apart in the destination.
     ``offsets``: the lanes' offsets of a lane transpose (destination for a
     split, source for an interleave), the destination rows of a transpose."""
-    if p.transpose:
+    if p.kernel == KERNEL_TRANSPOSE:
         transpose_block(dst, src, size_a * p.a_in, size_b * p.b_in, offsets, p.gather, p.width,
                         p.transpose_staged, p.source_ahead)
-    elif p.gather_len and program.n_pieces:
-        shuffle_rows(program, dst, src, size_a, dst_a, p.src_a)
-    elif p.gather_len:
-        gather_rows(dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
-    elif p.lanes.n_lanes:
+    elif p.kernel == KERNEL_GATHER:
+        if program.n_pieces:
+            shuffle_rows(program, dst, src, size_a, dst_a, p.src_a)
+        else:
+            gather_rows(dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
+    elif p.kernel == KERNEL_LANES:
         fb_lanes_rows(dst, src, size_a, dst_a, p.src_a, size_b, p.lanes.n_lanes,
                       offsets, p.lanes.masks, p.lanes.interleave, <int>p.width)
     else:
         copy_block(dst, src, size_a, size_b, dst_a, p.dst_b, p.src_a, p.src_b, p.width)
+
+
+cdef struct BlockRows:
+    # Where one kernel block writes: n_rows destination rows, each spanning
+    # row_bytes bytes (its items contiguous where packed), row i at
+    # (i // per_table) * step + table[i % per_table] (table NULL: i * step).
+    intp n_rows, row_bytes, step, per_table
+    const intp* table
+    bint packed
+
+
+cdef void block_rows(const Plan* p, intp run, intp size_a, intp size_b,
+                     BlockRows* rows) noexcept nogil:
+    """The destination rows of a kernel block of ``size_a`` x ``size_b``
+    (a gathered block: ``run`` items a row), for streaming and faulting."""
+    rows.n_rows = size_a
+    rows.step = p.dst_a
+    rows.table = NULL
+    rows.per_table = 1
+    rows.packed = True
+    if p.kernel == KERNEL_TRANSPOSE:
+        rows.n_rows = size_a * p.a_in
+        rows.row_bytes = size_b * p.b_in * p.width
+        rows.step = 0
+        rows.table = &p.transpose_rows[0]
+        rows.per_table = rows.n_rows
+    elif p.kernel == KERNEL_GATHER:
+        rows.row_bytes = run * p.width
+    elif p.kernel == KERNEL_LANES and p.lanes.interleave:
+        rows.row_bytes = size_b * p.width * p.lanes.n_lanes
+    elif p.kernel == KERNEL_LANES:
+        # A split: each lane's rows, placed by the lane offsets.
+        rows.n_rows = size_a * p.lanes.n_lanes
+        rows.row_bytes = size_b * p.width
+        rows.table = &p.lanes.offset[0]
+        rows.per_table = p.lanes.n_lanes
+    else:
+        rows.row_bytes = (size_b - 1) * p.dst_b + p.width
+        rows.packed = p.dst_b == p.width
 
 
 cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, char* dst,
@@ -1152,28 +1204,20 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     to the destination; False (nothing done) when the block's destination is
     not whole rows that fit the stage, or its rows are short and apart.
     ``stream_end``: where the last streamed row ended (updated)."""
-    cdef intp row_bytes, n_rows = size_a, i, lanes = p.lanes.n_lanes, chunk
-    # Rows placed by a table (the lanes of a split, every 'table_rows'
-    # rows), else dst_a apart.
-    cdef const intp* table = NULL
-    cdef intp table_rows = 0
+    cdef BlockRows rows
+    cdef intp row_bytes, n_rows, i, chunk, table_rows
+    cdef const intp* table
     cdef intp staged_offset[TRANSPOSE_MAX]
     cdef bint streams
-    if p.transpose:
+    if p.kernel == KERNEL_TRANSPOSE:
         return stream_transpose(p, dst, src, size_a, size_b, stage)
-    if p.gather_len:
-        row_bytes = run * p.width
-    elif lanes and not p.lanes.interleave:
-        row_bytes = size_b * p.width
-        n_rows = size_a * lanes
-        table = &p.lanes.offset[0]
-        table_rows = lanes
-    elif lanes:
-        row_bytes = size_b * p.width * lanes
-    elif p.dst_b == p.width:
-        row_bytes = size_b * p.width
-    else:
+    block_rows(p, run, size_a, size_b, &rows)
+    if not rows.packed:
         return False
+    row_bytes = rows.row_bytes
+    n_rows = rows.n_rows
+    table = rows.table
+    table_rows = rows.per_table
     if table == NULL and size_a > 1 and p.dst_a < row_bytes:
         return False
     if n_rows * row_bytes > STAGE_BYTES:
@@ -1193,7 +1237,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
         stream_end[0] = dst + (size_a - 1) * p.dst_a + row_bytes
         if not streams:
             return False
-    if not p.gather_len and not lanes and p.src_b == p.width:
+    if p.kernel == KERNEL_BLOCK and p.src_b == p.width:
         # Contiguous on both sides: stream straight from the source.
         for i in range(size_a):
             fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
@@ -1209,8 +1253,9 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     # Gathered runs go a row at a time if their rows are longer than a
     # chunk; block kernels keep such blocks whole (they lost 0.09, rows of
     # 2 KiB apart).
-    chunk = imax(STREAM_CHUNK_BYTES // row_bytes, 1 if p.gather_len else 0)
-    if lanes or (not p.gather_len and p.src_b == 0) or not 1 <= chunk < size_a:
+    chunk = imax(STREAM_CHUNK_BYTES // row_bytes, 1 if p.kernel == KERNEL_GATHER else 0)
+    if p.kernel == KERNEL_LANES or (p.kernel == KERNEL_BLOCK and p.src_b == 0) \
+            or not 1 <= chunk < size_a:
         run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
         stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
     else:
@@ -1293,22 +1338,16 @@ cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp ru
 cdef void fault_block(const Plan* p, RecentPages* recent, intp run, const char* dst, intp size_a,
                       intp size_b) noexcept nogil:
     """Fault ahead the huge pages one kernel block (one part of it) writes:
-    its destination rows as ``run_streamed`` lays them out."""
-    cdef intp i, lanes = p.lanes.n_lanes
-    if p.transpose:
-        for i in range(size_a * p.a_in):
-            fault_rows(recent, dst + p.transpose_rows[i], 1, 0, size_b * p.b_in * p.width,
-                       p.dst_end)
-    elif p.gather_len:
-        fault_rows(recent, dst, size_a, p.dst_a, run * p.width, p.dst_end)
-    elif lanes and not p.lanes.interleave:
-        for i in range(lanes):
-            fault_rows(recent, dst + p.lanes.offset[i], size_a, p.dst_a, size_b * p.width,
-                       p.dst_end)
-    elif lanes:
-        fault_rows(recent, dst, size_a, p.dst_a, size_b * p.width * lanes, p.dst_end)
-    else:
-        fault_rows(recent, dst, size_a, p.dst_a, (size_b - 1) * p.dst_b + p.width, p.dst_end)
+    its destination rows (block_rows)."""
+    cdef BlockRows rows
+    cdef intp i
+    block_rows(p, run, size_a, size_b, &rows)
+    if rows.table == NULL:
+        fault_rows(recent, dst, rows.n_rows, rows.step, rows.row_bytes, p.dst_end)
+        return
+    for i in range(rows.per_table):
+        fault_rows(recent, dst + rows.table[i], rows.n_rows // rows.per_table, rows.step,
+                   rows.row_bytes, p.dst_end)
 
 
 cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp run, char* block_dst,
@@ -1329,7 +1368,7 @@ cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp ru
     for part in range(p.n_parts):
         run_kernel(p, program, run, block_dst + p.dst_offsets[part], block_src + p.src_offsets[part],
                    size_a, size_b, p.dst_a,
-                   &p.transpose_rows[0] if p.transpose else &p.lanes.offset[0])
+                   &p.transpose_rows[0] if p.kernel == KERNEL_TRANSPOSE else &p.lanes.offset[0])
 
 
 cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop,
@@ -1553,35 +1592,40 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst, 0,
                       NULL if table is None or table.shape[0] == 0 else &table[0]):
         return None
+    cdef bint gathers = plan.kernel == KERNEL_GATHER
+    cdef bint shuffles = gathers and plan.shuffle.n_pieces > 0
+    cdef bint transposes = plan.kernel == KERNEL_TRANSPOSE
+    cdef const ShuffleProgram* program = &plan.shuffle
     return {
-        "kernel": ("lanes" if plan.lanes.n_lanes else "gather" if plan.gather_len
-                   else "transpose" if plan.transpose else "block"),
+        "kernel": KERNEL_NAMES[plan.kernel],
         "lanes": plan.lanes.n_lanes,
         "width": plan.width,
-        "rows": plan.tile_a * plan.a_in if plan.transpose else plan.tile_a,
-        "row_items": (plan.gather_len if plan.gather_len
-                      else plan.tile_b * plan.b_in if plan.transpose else plan.tile_b),
+        "rows": plan.tile_a * plan.a_in if transposes else plan.tile_a,
+        "row_items": (plan.gather_len if gathers
+                      else plan.tile_b * plan.b_in if transposes else plan.tile_b),
         "last_row_items": (plan.gather_tail_len if plan.ragged_loop >= 0 or plan.ragged_rows
                            else None),
-        "shuffled_pieces": (plan.shuffle.n_pieces + plan.shuffle.lead_rounds * plan.shuffle.period
-                            if plan.gather_len else 0),
-        "uniform_windows": plan.shuffle.uniform if plan.gather_len and plan.shuffle.n_pieces else 0,
-        "shuffle_piece_bytes": plan.shuffle.piece_bytes if plan.gather_len and plan.shuffle.n_pieces else 0,
-        "shuffle_piece_advance": (plan.shuffle.piece_advance if plan.gather_len and plan.shuffle.n_pieces
-                                  else 0),
-        "shuffle_period": plan.shuffle.period if plan.gather_len and plan.shuffle.n_pieces else 0,
-        "periodic_pieces": (plan.shuffle.segment_pieces * (plan.shuffle.n_segments - 1)
-                            + plan.shuffle.last_segment_pieces
-                            + plan.shuffle.lead_rounds * plan.shuffle.period
-                            if plan.gather_len and plan.shuffle.n_pieces and plan.shuffle.period else 0),
+        "shuffled_pieces": program.n_pieces + program.lead_rounds * program.period if gathers else 0,
+        "uniform_windows": program.uniform if shuffles else 0,
+        "shuffle_piece_bytes": program.piece_bytes if shuffles else 0,
+        "shuffle_piece_advance": program.piece_advance if shuffles else 0,
+        "shuffle_period": program.period if shuffles else 0,
+        "periodic_pieces": (program.segment_pieces * (program.n_segments - 1)
+                            + program.last_segment_pieces + program.lead_rounds * program.period
+                            if shuffles and program.period else 0),
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
         "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),
         "streams": bool(plan.stream),
         "faults_ahead": bool(plan.fault_ahead),
-        "staged": bool(plan.transpose and plan.transpose_staged),
-        "first_tile_short_by": plan.b_shift * plan.b_in if plan.transpose else 0,
-        "source_ahead": plan.source_ahead if plan.transpose else 0,
+        "staged": bool(transposes and plan.transpose_staged),
+        "first_tile_short_by": plan.b_shift * plan.b_in if transposes else 0,
+        "source_ahead": plan.source_ahead if transposes else 0,
     }
+
+
+# describe()'s names of the Kernel values.
+KERNEL_NAMES = {KERNEL_BLOCK: "block", KERNEL_GATHER: "gather", KERNEL_LANES: "lanes",
+                KERNEL_TRANSPOSE: "transpose"}
 
 
 cdef cvarray_intp(intp n):

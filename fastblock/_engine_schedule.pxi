@@ -1,0 +1,161 @@
+# The schedule: a Plan's loop cut into chunks for the OpenMP team, or run
+# on the calling thread alone; in a copy into fresh pages, the calling
+# thread faults the pages ahead of the others (run_units).
+
+cdef struct PlanChunks:
+    # A plan's iterations cut into chunks, the units of run_units.
+    const Plan* plan
+    char* dst
+    const char* src
+    intp base, extra            # iterations a chunk; the first `extra` take one more
+
+
+cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcept nogil:
+    cdef const PlanChunks* chunks = <const PlanChunks*>job
+    cdef intp start = chunk * chunks.base + imin(chunk, chunks.extra)
+    cdef intp stop = start + chunks.base + (1 if chunk < chunks.extra else 0)
+    run_range(chunks.plan, chunks.dst, chunks.src, start, stop, faults)
+
+
+cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
+    cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
+    cdef PlanChunks chunks
+    if num_threads <= 1 or copy_bytes < parallel_min_bytes or p.n_iter < 2:
+        run_range(p, dst, src, 0, p.n_iter)
+        return
+    n_chunks = num_threads * CHUNKS_PER_THREAD
+    if p.fault_ahead:
+        # Units small enough for the calling thread to fault just ahead.
+        n_chunks = imax(n_chunks, copy_bytes // fault_unit_bytes)
+    n_chunks = imin(p.n_iter, n_chunks)
+    chunks.plan = p
+    chunks.dst = dst
+    chunks.src = src
+    chunks.base = p.n_iter // n_chunks
+    chunks.extra = p.n_iter % n_chunks
+    run_units(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks,
+              <int>imin(num_threads, n_chunks), p.fault_ahead)
+
+
+# Who takes the faults: the calling thread, ahead of the others.
+#
+# Which thread faults a fresh page matters. On the 2-core AMD EPYC (Zen 4)
+# CI machine, a C model filling fresh 64 MiB huge-page mappings (memcpy, 30
+# calls a process, 6 processes each, unpinned):
+#   each thread faults its own half    median 4.9-7.1 ms, 90th percentile
+#                                      5.5-12.8 ms, worst call up to 109 ms
+#   the calling thread faults the      median 5.0-5.7 ms, 90th percentile
+#   other's pages just ahead of it     5.3-10.5 ms, worst call 5.6-32 ms
+#   one thread alone                   median 6.1-6.9 ms
+# and with the filling thread pinned to the CPU that does not free the
+# mappings, its first calls took 49-162 ms, then 7-11 ms. The likely cause:
+# Linux keeps freed pages on per-CPU lists first, so the calling thread,
+# which frees the NumPy arrays, finds the pages it freed, while another CPU
+# takes pages from the shared free lists, which this VM's kernel reports
+# to the host (page_reporting_order=11 on its command line: np.copyto into
+# a fresh 64 MiB took 69-145 ms 4 s after a free of 64 MiB, 6.0-7.0 ms
+# right after it; five calls each), so those cost a host fault each.
+#
+# So a copy into fresh pages on two threads runs as units (ranges of its
+# blocks) taken in order, and the calling thread (OpenMP thread 0), each
+# time it takes a unit, first faults every unit up to about
+# fault_lead_bytes past it (running the plans in FAULTS_ONLY mode) and
+# publishes how far it has got. The other thread runs a unit in that
+# promised range once it is faulted (it spins until then), and faults a
+# unit beyond it itself, as before. The calling thread keeps its promise
+# when it runs out of units, so no thread waits for a unit nobody faults.
+
+cdef enum:
+    FAULTS_OWN = 0      # a plan that faults ahead does it block by block (run_block)
+    FAULTS_NONE = 1     # the pages are in place: copy only
+    FAULTS_ONLY = 2     # fault the pages a run would write, copy nothing
+
+# Runs ``unit`` of ``job`` on OpenMP thread ``thread``, faulting as ``faults``.
+ctypedef void (*UnitRunner)(const void* job, intp unit, int faults, int thread) noexcept nogil
+
+cdef enum:
+    # Result bytes a unit of a fresh copy by one plan covers, and how far
+    # past its own unit the calling thread faults. On the CI machine, 64 MiB
+    # new results / x.copy(), two threads, in-process A/B over 17 to 23 of
+    # the target-2 cases a process (four processes), medians of the cases:
+    # lead 8 MiB, units 1 MiB
+    # 0.88-0.94; lead 2 MiB, units 1 MiB 0.83-0.89; lead 4 MiB, units 512 KiB
+    # 0.83-0.87; each thread faulting its own pages 0.93-1.08.
+    FAULT_UNIT_DEFAULT = 512 * 1024
+    FAULT_LEAD_DEFAULT = 4 * 1024 * 1024
+    # Teams of up to this many threads: measured on two cores only. With
+    # more, one thread faulting for all the others would fall behind them.
+    CALLER_FAULTS_MAX_THREADS = 2
+
+cdef intp fault_unit_bytes = FAULT_UNIT_DEFAULT
+cdef intp fault_lead_bytes = FAULT_LEAD_DEFAULT
+cdef bint caller_faults_enabled = True
+
+
+cdef struct FaultTeam:
+    intp next_unit      # the next unit to hand out
+    intp faulted        # every unit before this one has its pages
+    intp promised       # the calling thread faults every unit before this one
+
+
+cdef inline void fault_units(FaultTeam* team, const void* job, UnitRunner run_unit,
+                             intp stop) noexcept nogil:
+    """The calling thread faults the units before ``stop`` not yet faulted."""
+    cdef intp unit
+    for unit in range(fb_load(&team.faulted), stop):
+        run_unit(job, unit, FAULTS_ONLY, 0)
+        fb_publish(&team.faulted, unit + 1)
+
+
+cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
+                    int num_threads, bint fresh) noexcept nogil:
+    """Run ``n_units`` units on ``num_threads`` threads, taken in order as
+    threads come free; where the result is ``fresh`` (its plans fault
+    ahead), the calling thread takes the faults (above)."""
+    cdef FaultTeam team
+    cdef intp unit, ahead
+    cdef int thread
+    if not (fresh and caller_faults_enabled and num_threads <= CALLER_FAULTS_MAX_THREADS):
+        with parallel(num_threads=num_threads):
+            for unit in prange(n_units, schedule="dynamic"):
+                run_unit(job, unit, FAULTS_OWN, threadid())
+        return
+    ahead = imax(num_threads, fault_lead_bytes // imax(unit_bytes, 1))
+    team.next_unit = 0
+    team.faulted = 0
+    team.promised = imin(n_units, ahead + 1)
+    thread = 0
+    unit = 0
+    with parallel(num_threads=num_threads):
+        thread = threadid()
+        while True:
+            unit = fb_take(&team.next_unit)
+            if unit >= n_units:
+                break
+            if thread == 0:
+                fb_publish(&team.promised,
+                           imin(n_units, imax(unit + ahead + 1, fb_load(&team.promised))))
+                fault_units(&team, job, run_unit, fb_load(&team.promised))
+                run_unit(job, unit, FAULTS_NONE, 0)
+            elif unit < fb_load(&team.promised):
+                while fb_load(&team.faulted) <= unit:
+                    fb_spin_pause()
+                run_unit(job, unit, FAULTS_NONE, thread)
+            else:
+                run_unit(job, unit, FAULTS_OWN, thread)
+        if thread == 0:
+            fault_units(&team, job, run_unit, fb_load(&team.promised))
+
+
+def set_caller_faults(bint enabled, intp unit_bytes=FAULT_UNIT_DEFAULT,
+                      intp lead_bytes=FAULT_LEAD_DEFAULT):
+    """Whether the calling thread takes a fresh result's faults for the
+    other thread (run_units), in units of about ``unit_bytes`` (copies by
+    one plan) and ``lead_bytes`` ahead; returns the previous ``(enabled,
+    unit_bytes, lead_bytes)``. For tests and benchmarks."""
+    global caller_faults_enabled, fault_unit_bytes, fault_lead_bytes
+    before = (caller_faults_enabled, fault_unit_bytes, fault_lead_bytes)
+    caller_faults_enabled = enabled
+    fault_unit_bytes = imax(unit_bytes, 1)
+    fault_lead_bytes = lead_bytes
+    return before

@@ -71,6 +71,7 @@ cnp.import_array()
 
 ctypedef cnp.npy_intp intp
 
+include "_engine_tuning.pxi"
 include "_kernels.pxi"
 
 cdef extern from *:
@@ -118,7 +119,6 @@ cdef intp MIN_BLOCK_BYTES = 2 * 1024
 # Below this many bytes a copy runs on one thread: starting a thread team
 # costs more than it saves (measured on the 2-core CI machine, see README).
 cdef intp PARALLEL_MIN_BYTES = 256 * 1024
-cdef intp parallel_min_bytes = PARALLEL_MIN_BYTES
 # Chunks per thread: a little slack for uneven chunks.
 cdef intp CHUNKS_PER_THREAD = 4
 # Copies from this many bytes try their 3-byte folds unfolded, and their
@@ -329,16 +329,6 @@ cdef cvarray_intp(intp n):
 include "_plans.pxi"
 
 
-def set_parallel_min_bytes(intp min_bytes=PARALLEL_MIN_BYTES):
-    """Share copies of ``min_bytes`` bytes or more among the threads asked
-    for; return the previous value. For tests (0 reaches the thread team
-    and its chunk edges with small arrays) and benchmarks."""
-    global parallel_min_bytes
-    before = parallel_min_bytes
-    parallel_min_bytes = min_bytes
-    return before
-
-
 def thresholds():
     """The sizes at which the planner switches paths, by name: byte counts
     (``*_bytes``) and item or pixel counts. For the stress tests, which draw
@@ -370,3 +360,6 @@ def thresholds():
         "vect_c_block_bytes": VECT_C_BLOCK_BYTES,
         "vect_c_rows_min_bytes": VECT_C_ROWS_MIN_BYTES,
     }
+
+
+tune(**default_tuning())

@@ -262,7 +262,7 @@ cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexce
     cdef int lane_axis[LANES_MAX]
     cdef LaneTranspose* t = &p.lanes
     t.n_lanes = 0
-    if not shuffle_enabled or (w != 1 and w != 2 and w != 4 and w != 8) or m < 2:
+    if not use_ssse3() or (w != 1 and w != 2 and w != 4 and w != 8) or m < 2:
         return False
     # Interleave: as many lane axes as fit, backing off to the last axis
     # that could be the pixel axis when the one after them cannot (a [4, 3,
@@ -475,7 +475,7 @@ cdef int plan_gather(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds,
     # Here axis k is split, so its pixels (shuffle_pixel_items) are run items.
     long_runs = False
     pixel_reach = imax(run * p.width, iabs(ss[k])) if part > 1 else 0
-    if long_runs_enabled and part > 1 and part < ext[k] and p.shuffle.n_pieces \
+    if tuning.long_shuffle_runs and part > 1 and part < ext[k] and p.shuffle.n_pieces \
             and part * pixel_reach < LONG_RUN_REACH \
             and (pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX or pixel_pieces(run * p.width)):
         pattern = &p.shuffle
@@ -611,7 +611,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # Asking which pages are resident takes three system calls (a few us):
     # only copies large enough to stream or to fault ahead ask.
     resident = -1
-    if dst[0] != NULL and part_bytes >= imin(stream_min_bytes, fault_ahead_min_bytes):
+    if dst[0] != NULL and part_bytes >= imin(tuning.stream_min_bytes, tuning.fault_ahead_min_bytes):
         resident = fb_pages_resident(dst[0], p.dst_end)
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
     p.stream = n_parts == 1 and streams_pay(part_bytes, resident)
@@ -681,12 +681,12 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     if p.source_table == NULL and m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
             and fold_bytes < 16 and not is_register_width(fold_bytes) \
             and (total >= STREAM_MIN_BYTES or (total >= UNFOLD_SHORT_MIN_BYTES and (
-                fold_bytes == 3 or (fold_bytes <= 6 and wide_shuffle_enabled)))):
+                fold_bytes == 3 or (fold_bytes <= 6 and use_wide_shuffles())))):
         memcpy(ext_kept, ext, m * sizeof(intp))
         memcpy(ss_kept, ss, m * sizeof(intp))
         memcpy(ds_kept, ds, m * sizeof(intp))
         plan_kernels(p, m, ext, ss, ds, itemsize, False,
-                     fold_bytes <= (12 if wide_shuffle_enabled else 6), dst[0])
+                     fold_bytes <= (12 if use_wide_shuffles() else 6), dst[0])
         if p.kernel == KERNEL_GATHER and p.shuffle.n_pieces and not revisits_source_lines(p):
             return 1
         ext = ext_kept
@@ -852,7 +852,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         # of its steps on is the block after that.
         p.source_ahead = 0
         for i in range(p.n_loop - 1, -1, -1):
-            if p.extent[i] > 1 and prefetch_enabled:
+            if p.extent[i] > 1 and tuning.prefetch:
                 p.source_ahead = 2 * p.src_step[i]
                 break
     p.n_iter = 1

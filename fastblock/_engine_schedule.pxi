@@ -20,13 +20,13 @@ cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcep
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
     cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
     cdef PlanChunks chunks
-    if num_threads <= 1 or copy_bytes < parallel_min_bytes or p.n_iter < 2:
+    if num_threads <= 1 or copy_bytes < tuning.parallel_min_bytes or p.n_iter < 2:
         run_range(p, dst, src, 0, p.n_iter)
         return
     n_chunks = num_threads * CHUNKS_PER_THREAD
     if p.fault_ahead:
         # Units small enough for the calling thread to fault just ahead.
-        n_chunks = imax(n_chunks, copy_bytes // fault_unit_bytes)
+        n_chunks = imax(n_chunks, copy_bytes // tuning.fault_unit_bytes)
     n_chunks = imin(p.n_iter, n_chunks)
     chunks.plan = p
     chunks.dst = dst
@@ -59,7 +59,7 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
 # So a copy into fresh pages on two threads runs as units (ranges of its
 # blocks) taken in order, and the calling thread (OpenMP thread 0), each
 # time it takes a unit, first faults every unit up to about
-# fault_lead_bytes past it (running the plans in FAULTS_ONLY mode) and
+# tuning.fault_lead_bytes past it (running the plans in FAULTS_ONLY mode) and
 # publishes how far it has got. The other thread runs a unit in that
 # promised range once it is faulted (it spins until then), and faults a
 # unit beyond it itself, as before. The calling thread keeps its promise
@@ -87,9 +87,6 @@ cdef enum:
     # more, one thread faulting for all the others would fall behind them.
     CALLER_FAULTS_MAX_THREADS = 2
 
-cdef intp fault_unit_bytes = FAULT_UNIT_DEFAULT
-cdef intp fault_lead_bytes = FAULT_LEAD_DEFAULT
-cdef bint caller_faults_enabled = True
 
 
 cdef struct FaultTeam:
@@ -115,12 +112,12 @@ cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp uni
     cdef FaultTeam team
     cdef intp unit, ahead
     cdef int thread
-    if not (fresh and caller_faults_enabled and num_threads <= CALLER_FAULTS_MAX_THREADS):
+    if not (fresh and tuning.caller_faults and num_threads <= CALLER_FAULTS_MAX_THREADS):
         with parallel(num_threads=num_threads):
             for unit in prange(n_units, schedule="dynamic"):
                 run_unit(job, unit, FAULTS_OWN, threadid())
         return
-    ahead = imax(num_threads, fault_lead_bytes // imax(unit_bytes, 1))
+    ahead = imax(num_threads, tuning.fault_lead_bytes // imax(unit_bytes, 1))
     team.next_unit = 0
     team.faulted = 0
     team.promised = imin(n_units, ahead + 1)
@@ -147,15 +144,3 @@ cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp uni
             fault_units(&team, job, run_unit, fb_load(&team.promised))
 
 
-def set_caller_faults(bint enabled, intp unit_bytes=FAULT_UNIT_DEFAULT,
-                      intp lead_bytes=FAULT_LEAD_DEFAULT):
-    """Whether the calling thread takes a fresh result's faults for the
-    other thread (run_units), in units of about ``unit_bytes`` (copies by
-    one plan) and ``lead_bytes`` ahead; returns the previous ``(enabled,
-    unit_bytes, lead_bytes)``. For tests and benchmarks."""
-    global caller_faults_enabled, fault_unit_bytes, fault_lead_bytes
-    before = (caller_faults_enabled, fault_unit_bytes, fault_lead_bytes)
-    caller_faults_enabled = enabled
-    fault_unit_bytes = imax(unit_bytes, 1)
-    fault_lead_bytes = lead_bytes
-    return before

@@ -84,8 +84,6 @@ cdef enum:
 # Copies of this many bytes or more into memory that is not resident fault
 # ahead: NumPy's threshold for asking for huge pages.
 cdef intp FAULT_AHEAD_MIN_BYTES = 4 * 1024 * 1024
-cdef bint fault_ahead_enabled = FB_FAULT_AHEAD_BUILT != 0
-cdef intp fault_ahead_min_bytes = FAULT_AHEAD_MIN_BYTES
 
 
 cdef struct RecentPages:
@@ -145,16 +143,6 @@ cdef inline bint faults_pay(intp copy_bytes, int resident) noexcept nogil:
     """Whether a copy of ``copy_bytes`` bytes into a destination whose pages
     are ``resident`` (``fb_pages_resident``; asked only of copies this
     large) faults ahead: large enough, and none of its pages resident."""
-    return fault_ahead_enabled and copy_bytes >= fault_ahead_min_bytes and resident == 0
+    return tuning.fault_ahead and copy_bytes >= tuning.fault_ahead_min_bytes and resident == 0
 
 
-def set_fault_ahead(bint enabled, intp min_bytes=FAULT_AHEAD_MIN_BYTES):
-    """Fault fresh destination pages at their ends first in copies of
-    ``min_bytes`` bytes or more, in plans built from now on (where the build
-    can); return the previous ``(enabled, min_bytes)``. For tests and
-    benchmarks."""
-    global fault_ahead_enabled, fault_ahead_min_bytes
-    before = (fault_ahead_enabled, fault_ahead_min_bytes)
-    fault_ahead_enabled = enabled and FB_FAULT_AHEAD_BUILT != 0
-    fault_ahead_min_bytes = min_bytes
-    return before

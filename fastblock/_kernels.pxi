@@ -368,7 +368,7 @@ cdef inline void copy_block(char* dst, const char* src,
         t = dst_outer; dst_outer = dst_inner; dst_inner = t
         t = src_outer; src_outer = src_inner; src_inner = t
     if src_inner == 0 and dst_inner == width and n_inner > 1:
-        if shuffle_enabled and width < 16 and n_inner >= 16:
+        if use_ssse3() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)

@@ -202,21 +202,6 @@ cdef enum:
     # 18 run; (space row, half, pair of planes) for depth_to_space, 18.
     VECT_C_PIXELS_ENTRIES = VECT_C_PIXELS_BS * VECT_C_PIXELS_M
 
-# Whether the kernel takes the copies it fits (the CPU has AVX-512 VBMI);
-# tests switch it off to reach the other paths on such CPUs too.
-cdef bint vect_c_pixels_enabled = FB_VECT_C_PIXELS_BUILT != 0 and fb_cpu_can_shuffle_wide() != 0
-
-
-def set_vect_c_pixels(bint enabled):
-    """Whether NCHW_VECT_C depth_first SpaceToDepth and DepthToSpace with
-    bs 3 run the one-pass kernel where the CPU has it; returns the previous
-    setting (for tests and benchmarks)."""
-    global vect_c_pixels_enabled
-    before = vect_c_pixels_enabled
-    vect_c_pixels_enabled = enabled and FB_VECT_C_PIXELS_BUILT != 0 and fb_cpu_can_shuffle_wide() != 0
-    return before
-
-
 cdef void vect_c_pixel_tables(unsigned char* idx, unsigned long long* masks, intp itemsize,
                               bint to_depth) noexcept:
     """The permutes' byte indices and masks. A step moves NP depth pixels

@@ -180,7 +180,7 @@ cdef int _vect_c_path(const LogicalView* s, const LogicalView* d, intp bs, intp 
                       intp nbytes, bint to_depth) noexcept:
     if vect_c_pixels_fit(s, d, bs, itemsize, to_depth):
         return VECT_C_PIXELS
-    if not to_depth and nbytes >= VECT_C_ROWS_MIN_BYTES and vect_c_rows_fit(s, d, bs, itemsize):
+    if not to_depth and nbytes >= tuning.vect_c_rows_min_bytes and vect_c_rows_fit(s, d, bs, itemsize):
         return VECT_C_ROWS
     return VECT_C_PLANES
 
@@ -261,15 +261,6 @@ cdef intp VECT_C_ROWS_MIN_BYTES = 16 << 20
 # At most this many row kinds (bs) read through tables (each table of 4*bs
 # offsets then fits a gathered run, GATHER_MAX).
 cdef intp VECT_C_ROWS_MAX_KINDS = 16
-
-
-def set_vect_c_rows_min_bytes(intp min_bytes):
-    """Set the result size from which NCHW_VECT_C depth_first depth_to_space
-    reads through tables (VectCRows); returns the previous one (for tests)."""
-    global VECT_C_ROWS_MIN_BYTES
-    previous = VECT_C_ROWS_MIN_BYTES
-    VECT_C_ROWS_MIN_BYTES = min_bytes
-    return previous
 
 
 cdef struct VectCBlocks:
@@ -508,7 +499,7 @@ cdef bint vect_c_pixels_fit(const LogicalView* s, const LogicalView* d, intp bs,
     the result's rows (and depth planes) forwards (fault_rows walks them so).
     The steps of a depth axis of one pixel or row are not looked at (NumPy
     sets them freely)."""
-    return (vect_c_pixels_enabled and bs == VECT_C_PIXELS_BS
+    return (tuning.vect_c_pixels and use_vbmi() and bs == VECT_C_PIXELS_BS
             and (itemsize == 1 or itemsize == 2 or itemsize == 4)
             and s.lane_stride == itemsize and s.spatial_stride[1] == VECT_C_GROUP * itemsize
             and d.lane_stride == itemsize
@@ -572,7 +563,7 @@ cdef int _vect_c_pixels_copy(const LogicalView* s, const LogicalView* d, cnp.nda
         if byte_range(result, &low, &high):
             job.dst_end = high
             job.fault_ahead = faults_pay(high - low, fb_pages_resident(low, high)
-                                         if high - low >= fault_ahead_min_bytes else -1)
+                                         if high - low >= tuning.fault_ahead_min_bytes else -1)
         n_threads = vect_c_threads(&job.blocks, depth, num_threads)
         with nogil:
             if n_threads == 1:

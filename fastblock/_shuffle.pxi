@@ -326,29 +326,16 @@ cdef enum:
     WIDE_SHUFFLE_WINDOWS = SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES // (
         (GATHER_MAX * 2 // WIDE_SHUFFLE_BYTES + 1) * WIDE_SHUFFLE_BYTES)
 
-# Whether this process runs the byte shuffles (the CPU has them); tests
-# switch it off to check the item-by-item path gives the same bytes.
-cdef bint shuffle_enabled = fb_cpu_can_shuffle() != 0
-# Whether it builds 64-byte pieces where it can (the CPU has AVX-512 VBMI);
-# tests switch it off to reach the 16-byte pieces on such CPUs too.
-cdef bint wide_shuffle_enabled = shuffle_enabled and fb_cpu_can_shuffle_wide() != 0
-# Whether programs that repeat run by the periodic kernel; tests switch it
-# off to check the table loop gives the same bytes.
-cdef bint periodic_enabled = True
-# Whether repeating programs may run rows longer than the tables
-# (plan_long_run); tests switch it off to reach table-sized runs alone.
-cdef bint long_runs_enabled = True
 # Copies smaller than this gather item by item: building the masks costs
 # about 2 K instructions per 16-byte piece of the run, paid on every call,
 # against about 6 saved per byte copied (callgrind). Tests lower it to
 # reach the shuffles with small inputs.
 cdef intp SHUFFLE_MIN_BYTES = 64 * 1024
-cdef intp shuffle_min_bytes = SHUFFLE_MIN_BYTES
 
 
 cdef inline bint shuffles_pay(intp copy_bytes) noexcept nogil:
     """Whether a copy of ``copy_bytes`` bytes should use the byte shuffles."""
-    return shuffle_enabled and copy_bytes >= shuffle_min_bytes
+    return use_shuffles() and copy_bytes >= tuning.shuffle_min_bytes
 
 
 cdef enum:
@@ -413,7 +400,7 @@ cdef intp pixel_pieces(intp pixel_bytes) noexcept nogil:
     a period of one piece. Each stores 64 bytes, the bytes past its pixels
     zeros that the next piece overwrites; the last piece, a whole one, ends
     at the run's end, so no store leaves the run."""
-    if not wide_shuffle_enabled or pixel_bytes > WIDE_SHUFFLE_BYTES \
+    if not use_wide_shuffles() or pixel_bytes > WIDE_SHUFFLE_BYTES \
             or pieces_per_period(pixel_bytes) <= SHUFFLE_PERIOD_MAX:
         return 0
     return WIDE_SHUFFLE_BYTES // pixel_bytes
@@ -442,7 +429,7 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
         return
     # 4-byte items gain only where every piece takes a few windows (and
     # so their longer runs fit in the tables).
-    if wide_shuffle_enabled and plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES,
+    if use_wide_shuffles() and plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES,
                                             SHUFFLE_UNIFORM_MAX if width == 4 else WIDE_SHUFFLE_WINDOWS,
                                             WIDE_SHUFFLE_BYTES // width):
         if width == 4 and prog.uniform == 0:
@@ -675,7 +662,7 @@ cdef void find_period(ShuffleProgram* prog) noexcept nogil:
     cdef intp n_regular, covered, best = 0
     cdef int period, best_period = 0
     prog.period = 0
-    if not periodic_enabled or prog.uniform == 0 or prog.piece_bytes != WIDE_SHUFFLE_BYTES:
+    if not tuning.periodic_shuffles or prog.uniform == 0 or prog.piece_bytes != WIDE_SHUFFLE_BYTES:
         return
     # Pieces at piece_advance * q: all but an overlapping last one.
     n_regular = prog.n_pieces
@@ -749,29 +736,3 @@ cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char*
                               prog.max_windows, prog.uniform)
 
 
-def shuffles_available(bint wide=False):
-    """Whether this build and CPU have the byte shuffles (``wide``: the
-    64-byte ones)."""
-    if wide:
-        return fb_cpu_can_shuffle() != 0 and fb_cpu_can_shuffle_wide() != 0
-    return fb_cpu_can_shuffle() != 0
-
-
-def set_shuffles(bint enabled, intp min_bytes=SHUFFLE_MIN_BYTES, bint wide=True,
-                 bint periodic=True, bint long_runs=True):
-    """Use byte shuffles in plans built from now on, if the CPU has them, for
-    copies of ``min_bytes`` bytes or more, with 64-byte pieces if ``wide``
-    and the CPU has those, repeating pieces by the periodic kernel if
-    ``periodic``, over rows longer than the tables if ``long_runs``; return
-    the previous ``(enabled, min_bytes, wide, periodic, long_runs)``. For
-    tests and benchmarks."""
-    global shuffle_enabled, shuffle_min_bytes, wide_shuffle_enabled, periodic_enabled
-    global long_runs_enabled
-    before = (shuffle_enabled, shuffle_min_bytes, wide_shuffle_enabled, periodic_enabled,
-              long_runs_enabled)
-    shuffle_enabled = enabled and fb_cpu_can_shuffle() != 0
-    wide_shuffle_enabled = shuffle_enabled and wide and fb_cpu_can_shuffle_wide() != 0
-    periodic_enabled = periodic
-    long_runs_enabled = long_runs
-    shuffle_min_bytes = min_bytes
-    return before

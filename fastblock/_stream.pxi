@@ -250,15 +250,12 @@ cdef enum:
 # 2 MiB L2 of the CI machine's cores, where the destination would be evicted
 # before it is read again anyway.
 cdef intp STREAM_MIN_BYTES = 8 * 1024 * 1024
-cdef bint stream_enabled = FB_STREAM_BUILT != 0
-cdef intp stream_min_bytes = STREAM_MIN_BYTES
-fb_stream_avx = fb_cpu_can_stream_avx()
 
 
 cdef inline bint streams_pay(intp copy_bytes, int resident) noexcept nogil:
     """Whether a copy of ``copy_bytes`` bytes into a destination whose pages
     are ``resident`` (``fb_pages_resident``) should stream them."""
-    return stream_enabled and copy_bytes >= stream_min_bytes and resident == 1
+    return tuning.streaming and copy_bytes >= tuning.stream_min_bytes and resident == 1
 
 
 cdef inline bint whole_lines(const char* dst, intp dst_row, intp row_bytes) noexcept nogil:
@@ -292,19 +289,3 @@ cdef inline void stream_rows(char* dst, intp dst_row, const char* staged, intp n
         fb_stream_copy(dst + i * dst_row, staged + i * row_bytes, row_bytes)
 
 
-def streams_available():
-    """Whether this build has streaming stores."""
-    return FB_STREAM_BUILT != 0
-
-
-def set_streaming(bint enabled, intp min_bytes=STREAM_MIN_BYTES, bint wide=True):
-    """Stream the destination of copies of ``min_bytes`` bytes or more in
-    plans built from now on (where the build has streaming stores), whole
-    lines by 32-byte stores if ``wide`` and the CPU has AVX; return the
-    previous ``(enabled, min_bytes, wide)``. For tests and benchmarks."""
-    global stream_enabled, stream_min_bytes, fb_stream_avx
-    before = (stream_enabled, stream_min_bytes, fb_stream_avx != 0)
-    stream_enabled = enabled and FB_STREAM_BUILT != 0
-    stream_min_bytes = min_bytes
-    fb_stream_avx = wide and fb_cpu_can_stream_avx() != 0
-    return before

@@ -300,19 +300,3 @@ cdef inline void transpose_block(char* dst, const char* src, intp n_rows, intp n
     fb_transpose_rows(dst, copied, n_rows, n_items, buffer_offset, row_offset, width)
 
 
-# Whether transposes ask for the source of the block two blocks on as they
-# read their own (fb_prefetch_run). Through the buffer, not streamed (64
-# MiB, two threads, x np.copyto, in-process A/B): 2-D float32 1.80 ->
-# 1.45, uint8 3.00 -> 2.28, Fortran-order uint8 space_to_depth 3.39 ->
-# 2.56; new results (fresh pages), 2-D float32 2.99 -> 2.56.
-cdef bint prefetch_enabled = True
-
-
-def set_prefetch(bint enabled):
-    """Let transposes ask for their source two blocks ahead in plans built
-    from now on; return the previous setting. For benchmarks."""
-    global prefetch_enabled
-    before = prefetch_enabled
-    prefetch_enabled = enabled
-    return before
-

@@ -31,11 +31,8 @@ def vect_c_path(request):
     through planes, and space_to_depth goes through planes: run the test
     each way, whatever its size (space_to_depth takes "tables" as planes)."""
     from fastblock import _engine
-    if request.param == "pixels":
-        if not _engine.set_vect_c_pixels(_engine.set_vect_c_pixels(True)):
-            pytest.skip("this CPU has no AVX-512 VBMI")
-    pixels_before = _engine.set_vect_c_pixels(request.param == "pixels")
-    rows_before = _engine.set_vect_c_rows_min_bytes(0 if request.param == "tables" else 1 << 62)
-    yield request.param
-    _engine.set_vect_c_rows_min_bytes(rows_before)
-    _engine.set_vect_c_pixels(pixels_before)
+    if request.param == "pixels" and not _engine.cpu_features()["vect_c_pixels"]:
+        pytest.skip("this CPU has no AVX-512 VBMI")
+    with _engine.tune(vect_c_pixels=request.param == "pixels",
+                      vect_c_rows_min_bytes=0 if request.param == "tables" else 1 << 62):
+        yield request.param

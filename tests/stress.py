@@ -507,66 +507,52 @@ def draw_case(seed: int, index: int):
 # Engine settings
 # --------------------------------------------------------------------------
 
-def _defaults():
-    """The knobs' settings at import (each setter returns the previous one)."""
-    return {
-        "shuffles": _engine.set_shuffles(*_engine.set_shuffles(True)),
-        "streaming": _engine.set_streaming(*_engine.set_streaming(True)),
-        "fault_ahead": _engine.set_fault_ahead(*_engine.set_fault_ahead(True)),
-        "caller_faults": _engine.set_caller_faults(*_engine.set_caller_faults(True)),
-        "parallel": _engine.set_parallel_min_bytes(_engine.set_parallel_min_bytes()),
-        "vect_c_pixels": _engine.set_vect_c_pixels(_engine.set_vect_c_pixels(True)),
-        "vect_c_rows": _engine.set_vect_c_rows_min_bytes(_engine.set_vect_c_rows_min_bytes(0)),
-        "prefetch": _engine.set_prefetch(_engine.set_prefetch(True)),
-    }
-
-
-DEFAULTS = _defaults()
-
-# Each knob's choices: name -> (label, setter call). The first is the default.
+# Each knob's choices: name -> (label, engine settings over the defaults,
+# as _engine.tune takes them). The first is the default.
 KNOBS = {
     "shuffles": [
-        ("default", lambda: _engine.set_shuffles(*DEFAULTS["shuffles"])),
-        ("off", lambda: _engine.set_shuffles(False)),
-        ("16B", lambda: _engine.set_shuffles(True, 0, wide=False)),
-        ("64B", lambda: _engine.set_shuffles(True, 0, wide=True, periodic=False, long_runs=False)),
-        ("periodic", lambda: _engine.set_shuffles(True, 0, wide=True, periodic=True, long_runs=False)),
-        ("long", lambda: _engine.set_shuffles(True, 0, wide=True, periodic=True, long_runs=True)),
+        ("default", {}),
+        ("portable", {"simd": False}),
+        ("off", {"shuffles": False}),
+        ("16B", {"shuffle_min_bytes": 0, "wide_shuffles": False}),
+        ("64B", {"shuffle_min_bytes": 0, "periodic_shuffles": False, "long_shuffle_runs": False}),
+        ("periodic", {"shuffle_min_bytes": 0, "long_shuffle_runs": False}),
+        ("long", {"shuffle_min_bytes": 0}),
     ],
     "streaming": [
-        ("default", lambda: _engine.set_streaming(*DEFAULTS["streaming"])),
-        ("off", lambda: _engine.set_streaming(False)),
-        ("all", lambda: _engine.set_streaming(True, 0)),
-        ("all16B", lambda: _engine.set_streaming(True, 0, wide=False)),
+        ("default", {}),
+        ("off", {"streaming": False}),
+        ("all", {"stream_min_bytes": 0}),
+        ("all16B", {"stream_min_bytes": 0, "wide_streams": False}),
     ],
     "faults": [
-        ("default", lambda: (_engine.set_fault_ahead(*DEFAULTS["fault_ahead"]),
-                             _engine.set_caller_faults(*DEFAULTS["caller_faults"]))),
-        ("off", lambda: (_engine.set_fault_ahead(False), _engine.set_caller_faults(False))),
-        ("all", lambda: (_engine.set_fault_ahead(True, 0), _engine.set_caller_faults(False))),
-        ("caller", lambda: (_engine.set_fault_ahead(True, 0), _engine.set_caller_faults(True, 4096, 16384))),
-        ("caller0", lambda: (_engine.set_fault_ahead(True, 0), _engine.set_caller_faults(True, 1, 0))),
+        ("default", {}),
+        ("off", {"fault_ahead": False, "caller_faults": False}),
+        ("all", {"fault_ahead_min_bytes": 0, "caller_faults": False}),
+        ("caller", {"fault_ahead_min_bytes": 0, "fault_unit_bytes": 4096, "fault_lead_bytes": 16384}),
+        ("caller0", {"fault_ahead_min_bytes": 0, "fault_unit_bytes": 1, "fault_lead_bytes": 0}),
     ],
     "parallel": [
-        ("default", lambda: _engine.set_parallel_min_bytes(DEFAULTS["parallel"])),
-        ("all", lambda: _engine.set_parallel_min_bytes(0)),
+        ("default", {}),
+        ("all", {"parallel_min_bytes": 0}),
     ],
     "vect_c": [
-        ("default", lambda: (_engine.set_vect_c_pixels(DEFAULTS["vect_c_pixels"]),
-                             _engine.set_vect_c_rows_min_bytes(DEFAULTS["vect_c_rows"]))),
-        ("rows", lambda: (_engine.set_vect_c_pixels(False), _engine.set_vect_c_rows_min_bytes(0))),
-        ("planes", lambda: (_engine.set_vect_c_pixels(False), _engine.set_vect_c_rows_min_bytes(1 << 62))),
+        ("default", {}),
+        ("rows", {"vect_c_pixels": False, "vect_c_rows_min_bytes": 0}),
+        ("planes", {"vect_c_pixels": False, "vect_c_rows_min_bytes": 1 << 62}),
     ],
     "prefetch": [
-        ("default", lambda: _engine.set_prefetch(DEFAULTS["prefetch"])),
-        ("off", lambda: _engine.set_prefetch(False)),
+        ("default", {}),
+        ("off", {"prefetch": False}),
     ],
 }
 
 
 def apply(settings: dict) -> None:
-    for knob, choices in KNOBS.items():
-        dict(choices)[settings.get(knob, "default")]()
+    values = _engine.default_tuning()
+    for knob, label in settings.items():
+        values.update(dict(KNOBS[knob])[label])
+    _engine.tune(**values)
 
 
 def restore() -> None:

@@ -40,11 +40,10 @@ SETTINGS = {"all promised": (True, 4096, 1 << 40),
 
 @pytest.fixture(params=list(SETTINGS))
 def caller_faults(request):
-    fault_before = _engine.set_fault_ahead(True, 0)
-    before = _engine.set_caller_faults(*SETTINGS[request.param])
-    yield request.param
-    _engine.set_caller_faults(*before)
-    _engine.set_fault_ahead(*fault_before)
+    enabled, unit_bytes, lead_bytes = SETTINGS[request.param]
+    with _engine.tune(fault_ahead=True, fault_ahead_min_bytes=0, caller_faults=enabled,
+                      fault_unit_bytes=unit_bytes, fault_lead_bytes=lead_bytes):
+        yield request.param
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
@@ -87,12 +86,17 @@ def test_tile(reps, caller_faults):
 
 
 def test_setting_round_trips():
-    before = _engine.set_caller_faults(False, 1234, 5678)
-    try:
-        assert _engine.set_caller_faults(True, 0, 0) == (False, 1234, 5678)
-        assert _engine.set_caller_faults(*before) == (True, 1, 0)   # units of at least a byte
-    finally:
-        _engine.set_caller_faults(*before)
+    def settings():
+        now = _engine.current_tuning()
+        return now["caller_faults"], now["fault_unit_bytes"], now["fault_lead_bytes"]
+    defaults = settings()
+    with _engine.tune(caller_faults=False, fault_unit_bytes=1234, fault_lead_bytes=5678):
+        with _engine.tune(caller_faults=True, fault_unit_bytes=0, fault_lead_bytes=0) as change:
+            assert (change.before["caller_faults"], change.before["fault_unit_bytes"],
+                    change.before["fault_lead_bytes"]) == (False, 1234, 5678)
+            assert settings() == (True, 1, 0)   # units of at least a byte
+        assert settings() == (False, 1234, 5678)
+    assert settings() == defaults
 
 
 def _minor_faults() -> dict:
@@ -127,9 +131,11 @@ def _huge_page_destination(nbytes: int):
 def test_calling_thread_takes_the_faults(enabled):
     pages = 8
     space = _values((1, 16, 1024, pages * HUGE_PAGE // 16 // 1024), np.uint8)
-    fault_before = _engine.set_fault_ahead(True)
-    before = _engine.set_caller_faults(enabled, 512 * 1024, 1 << 40)
-    try:
+    change = _engine.tune(fault_ahead=True,
+                          fault_ahead_min_bytes=_engine.default_tuning()["fault_ahead_min_bytes"],
+                          caller_faults=enabled, fault_unit_bytes=512 * 1024,
+                          fault_lead_bytes=1 << 40)
+    with change:
         # Warm up: the threads' stacks and the thread team.
         warm = np.empty(space.nbytes, np.uint8).reshape(1, 64, 512, -1)
         fb.space_to_depth(space, 2, out=warm, num_threads=2)
@@ -149,6 +155,3 @@ def test_calling_thread_takes_the_faults(enabled):
             assert mine >= pages and others == 0, (mine, others)
         else:
             assert others > 0, (mine, others)
-    finally:
-        _engine.set_caller_faults(*before)
-        _engine.set_fault_ahead(*fault_before)

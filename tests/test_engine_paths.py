@@ -26,13 +26,14 @@ def byte_shuffles(request):
     loop) and of 16-byte pieces (SSSE3), where the CPU has them, and with
     the portable item-by-item gather."""
     wide = request.param.startswith("64-byte")
-    if wide and not _engine.shuffles_available(wide=True):
+    if wide and not _engine.cpu_features()["avx512_vbmi"]:
         pytest.skip("this CPU has no AVX-512 VBMI (the 16-byte shuffles run instead)")
-    # Shuffles for copies of any size, so that the small inputs here reach them.
-    before = _engine.set_shuffles(request.param != "item loop", 0, wide=wide,
-                                  periodic=request.param == "64-byte shuffles")
-    yield request.param != "item loop" and _engine.shuffles_available()
-    _engine.set_shuffles(*before)
+    # Shuffles for copies of any size, so that the small inputs here reach
+    # them; the item loop is the portable build's (no SIMD kernels at all).
+    simd = request.param != "item loop"
+    with _engine.tune(simd=simd, shuffle_min_bytes=0, wide_shuffles=wide,
+                      periodic_shuffles=request.param == "64-byte shuffles"):
+        yield simd and _engine.cpu_features()["ssse3"]
 
 
 @pytest.fixture
@@ -179,8 +180,7 @@ def test_gathered_runs_split_their_outer_axis_by_a_divisor(request):
 def test_streamed_pairs_of_4_byte_lanes_interleave_in_the_block_kernel(byte_shuffles):
     """Two lanes of 4-byte items into a resident destination large enough to
     stream: a split takes the pair rows, an interleave the block kernel."""
-    before = _engine.set_streaming(True, 1 << 20)
-    try:
+    with _engine.tune(streaming=True, stream_min_bytes=1 << 20):
         for shape, split in (((4, 2, 65536), False), ((4, 65536, 2), True)):
             view = np.transpose(_values(shape, 4), (0, 2, 1))
             out = np.ones(view.shape, view.dtype)
@@ -189,8 +189,6 @@ def test_streamed_pairs_of_4_byte_lanes_interleave_in_the_block_kernel(byte_shuf
             assert (plan["kernel"] == "lanes") == (split and byte_shuffles)
             fb.transpose(np.transpose(view, (0, 2, 1)), (0, 2, 1), out=out)
             assert _same(out, view)
-    finally:
-        _engine.set_streaming(*before)
 
 
 def test_large_blocks_keep_the_block_kernel():

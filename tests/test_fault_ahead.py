@@ -32,9 +32,8 @@ HEAD = 100          # sentinel bytes before the destination
 
 @pytest.fixture(autouse=True)
 def fault_everything():
-    before = _engine.set_fault_ahead(True, 0)
-    yield
-    _engine.set_fault_ahead(*before)
+    with _engine.tune(fault_ahead=True, fault_ahead_min_bytes=0):
+        yield
 
 
 def _values(shape, dtype) -> np.ndarray:
@@ -70,18 +69,18 @@ def test_plans_fault_ahead_only_into_fresh_memory_when_enabled():
     args = (out.shape, out.strides, out.strides, 1)
     assert not _engine.describe(*args)["faults_ahead"]       # no destination to ask
     assert _engine.describe(*args, out)["faults_ahead"]
-    _engine.set_fault_ahead(True, 2 << 20)
+    _engine.tune(fault_ahead=True, fault_ahead_min_bytes=2 << 20)
     assert not _engine.describe(*args, out)["faults_ahead"]  # below the threshold
-    _engine.set_fault_ahead(False)
+    _engine.tune(fault_ahead=False)
     assert not _engine.describe(*args, out)["faults_ahead"]
-    _engine.set_fault_ahead(True, 0)
+    _engine.tune(fault_ahead=True, fault_ahead_min_bytes=0)
     out[...] = 1
     assert not _engine.describe(*args, out)["faults_ahead"]  # now resident
-    assert _engine.set_fault_ahead(True)[1] == 0
+    assert _engine.current_tuning()["fault_ahead_min_bytes"] == 0
 
 
 def test_default_threshold_is_numpys_huge_page_threshold():
-    _engine.set_fault_ahead(True)
+    _engine.tune(fault_ahead=True, fault_ahead_min_bytes=_engine.default_tuning()["fault_ahead_min_bytes"])
     small, _ = _fresh_out((4 << 20) - 4096, np.uint8)
     large, _ = _fresh_out(4 << 20, np.uint8)
     for out, expected in ((small, False), (large, True)):

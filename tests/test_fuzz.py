@@ -340,12 +340,9 @@ def _check_maybe_streamed(draw, case: Case) -> None:
     copies of any size (the engine streams only large ones by default)."""
     streamed = draw(st.booleans())
     note(f"streamed destination: {streamed}")
-    before = _engine.set_streaming(True, 0) if streamed else None
-    try:
+    settings = {"streaming": True, "stream_min_bytes": 0} if streamed else {}
+    with _engine.tune(**settings):
         check(case)
-    finally:
-        if before is not None:
-            _engine.set_streaming(*before)
 
 
 # ---------------------------------------------------------------- tile

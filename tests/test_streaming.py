@@ -18,7 +18,7 @@ import fastblock as fb
 from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
 
-pytestmark = pytest.mark.skipif(not _engine.streams_available(),
+pytestmark = pytest.mark.skipif(not _engine.cpu_features()["streaming_stores"],
                                 reason="this build has no streaming stores")
 
 OPS = {"space_to_depth": (fb.space_to_depth, space_to_depth_ref),
@@ -30,11 +30,10 @@ SENTINEL = 0xA5
 def stream_everything(request):
     """Stream every copy, whole lines by 32-byte stores (where the CPU has
     AVX) and by 16-byte ones."""
-    before = _engine.set_streaming(True, 0, wide=request.param == "32-byte stores")
-    shuffles = _engine.set_shuffles(True, 0)
-    yield
-    _engine.set_streaming(*before)
-    _engine.set_shuffles(*shuffles)
+    with _engine.tune(streaming=True, stream_min_bytes=0,
+                      wide_streams=request.param == "32-byte stores", shuffles=True,
+                      shuffle_min_bytes=0):
+        yield
 
 
 def _values(shape, dtype) -> np.ndarray:
@@ -76,15 +75,15 @@ def test_plans_stream_only_resident_destinations_when_enabled():
     assert not plan["streams"]
     fresh[...] = 0
     assert _engine.describe(fresh.shape, fresh.strides[::-1], fresh.strides, 4, fresh)["streams"]
-    _engine.set_streaming(False)
+    _engine.tune(streaming=False)
     assert not _engine.describe(view.shape, view.strides, touched.strides, 4, touched)["streams"]
     # Without a destination nothing can be checked: no streaming.
-    _engine.set_streaming(True, 0)
+    _engine.tune(streaming=True, stream_min_bytes=0)
     assert not _engine.describe(view.shape, view.strides, touched.strides, 4)["streams"]
 
 
 def test_default_threshold_keeps_small_copies_in_cache():
-    _engine.set_streaming(True)
+    _engine.tune(streaming=True, stream_min_bytes=_engine.default_tuning()["stream_min_bytes"])
     x = np.ones((256, 256), np.float32)
     out = np.zeros((256, 256), np.float32)
     assert not _engine.describe(x.shape, x.T.strides, out.strides, 4, out)["streams"]

@@ -55,9 +55,8 @@ def _sentinels_intact(buffer: np.ndarray, start: int, nbytes: int) -> bool:
 @pytest.fixture
 def streaming_everything():
     """Streaming stores for copies of every size."""
-    before = _engine.set_streaming(True, 0)
-    yield
-    _engine.set_streaming(*before)
+    with _engine.tune(streaming=True, stream_min_bytes=0):
+        yield
 
 
 @pytest.mark.parametrize("width", TILE_WIDTHS)
@@ -89,10 +88,9 @@ def test_two_d_transposes_follow_the_source(shape, width, num_threads):
 @pytest.fixture(params=["ordinary stores", "streamed"])
 def streaming(request):
     """Every copy streamed (where the build can), or none."""
-    streamed = request.param == "streamed" and _engine.streams_available()
-    before = _engine.set_streaming(streamed, 0)
-    yield streamed
-    _engine.set_streaming(*before)
+    streamed = request.param == "streamed" and _engine.cpu_features()["streaming_stores"]
+    with _engine.tune(streaming=streamed, stream_min_bytes=0):
+        yield streamed
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64, np.complex128])
@@ -151,7 +149,7 @@ def test_runs_side_by_side_are_read_in_place():
         assert np.array_equal(result, depth_to_space_ref(depth, 3, "depth_first", "channels_last"))
 
 
-@pytest.mark.skipif(not _engine.streams_available(), reason="this build has no streaming stores")
+@pytest.mark.skipif(not _engine.cpu_features()["streaming_stores"], reason="this build has no streaming stores")
 @pytest.mark.parametrize("shift", [0, 16, 48])
 @pytest.mark.parametrize("shape, width", [((8, 8, 32, 64), 1), ((8, 8, 32, 64), 4),
                                           ((8, 8, 16, 256), 4), ((4, 4, 8, 200), 8)])
@@ -177,7 +175,7 @@ def test_streamed_rows_write_exactly_the_destination(shape, width, shift, stream
     assert _sentinels_intact(buffer, start, x.nbytes)
 
 
-@pytest.mark.skipif(not _engine.streams_available(), reason="this build has no streaming stores")
+@pytest.mark.skipif(not _engine.cpu_features()["streaming_stores"], reason="this build has no streaming stores")
 @pytest.mark.parametrize("shift", [0, 16, 48, 8])
 @pytest.mark.parametrize("shape, width", [((320, 500), 4), ((300, 500), 4), ((320, 520), 1),
                                           ((128, 300), 8), ((256, 256), 2), ((130, 70), 16)])

@@ -26,7 +26,7 @@ from reference import depth_to_space_ref, space_to_depth_ref
 from test_fault_ahead import _values
 
 BS = 3
-HAS_KERNEL = _engine.set_vect_c_pixels(_engine.set_vect_c_pixels(True))
+HAS_KERNEL = _engine.cpu_features()["vect_c_pixels"]
 OPS = ["space_to_depth", "depth_to_space"]
 
 
@@ -35,9 +35,8 @@ def pixels_path(request):
     """The kernel (where the CPU has it), or the path taken without it."""
     if request.param == "pixels" and not HAS_KERNEL:
         pytest.skip("this CPU has no AVX-512 VBMI")
-    before = _engine.set_vect_c_pixels(request.param == "pixels")
-    yield request.param
-    _engine.set_vect_c_pixels(before)
+    with _engine.tune(vect_c_pixels=request.param == "pixels"):
+        yield request.param
 
 
 def _case(op_name, space):
@@ -101,8 +100,7 @@ def test_strided_rows_and_groups_into_a_strided_out(op_name, pixels_path):
 @pytest.mark.parametrize("op_name", OPS)
 def test_copies_the_kernel_does_not_take(op_name, case):
     """These keep the other paths, and give the same bytes."""
-    before = _engine.set_vect_c_pixels(True)
-    try:
+    with _engine.tune(vect_c_pixels=True):
         space = _values((1, 2, 4 * BS, 14 * BS, 4), np.float64 if case == "float64" else np.uint8)
         op, x, expected = _case(op_name, space)
         if case == "stepped pixels":
@@ -116,8 +114,6 @@ def test_copies_the_kernel_does_not_take(op_name, case):
         _check_path(op_name, x, out, "other")
         _run(op, x, out=out)
         np.testing.assert_array_equal(out, expected)
-    finally:
-        _engine.set_vect_c_pixels(before)
 
 
 def _guarded(nbytes: int):

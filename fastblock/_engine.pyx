@@ -117,7 +117,7 @@ cdef intp BLOCK_BYTES = 32 * 1024
 # ... shared among the parts of a copy in parts, but not below this.
 cdef intp MIN_BLOCK_BYTES = 2 * 1024
 # Below this many bytes a copy runs on one thread: starting a thread team
-# costs more than it saves (measured on the 2-core CI machine, see README).
+# costs more than it saves.
 cdef intp PARALLEL_MIN_BYTES = 256 * 1024
 # Chunks per thread: a little slack for uneven chunks.
 cdef intp CHUNKS_PER_THREAD = 4

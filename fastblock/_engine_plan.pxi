@@ -183,22 +183,17 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     if (a_in * tile_a < imax(8, LANE_GROUP // w) or b_in * tile_b < imax(8, LANE_GROUP // w)
             or a_in * tile_a * b_in * tile_b * w < SMALL_BLOCK_BYTES):
         return False
-    # Measured limits (64 MiB, 2 threads, x np.copyto). Rows made of several
-    # source axes need items the kernel moves whole (register tiles, or 16
-    # bytes): other sizes go item by item in short rows, slower than the
-    # gathered rows they would replace (5-D depth_to_space blocks_first
-    # channels_last C=3 bs=4 float16, 6-byte items in 16 rows: 0.67 against
-    # 0.99).
+    # Rows made of several source axes need items the kernel moves whole
+    # (register tiles, or 16 bytes): other sizes go item by item in short
+    # rows, slower than the gathered rows they would replace (6-byte items:
+    # 0.99 against 0.67 x np.copyto).
     if a_in > 1 and not is_register_width(w):
         return False
     axes_offsets(p.gather, b_in * tile_b, b_in, b_axes, n_b_axes - 1, ext, ss, ss[b])
     # Items of several destination axes in fewer than 32 rows of 2- to
     # 8-byte items are left to the gathered rows, unless their source runs
-    # crowd into a few cache sets (5-D space_to_depth depth_first
-    # channels_last C=16 bs=4 float64, 16 rows: 0.44 gathered against 0.82;
-    # C=64, 64 rows: 1.18 against 0.85; depth_to_space of a Fortran-order
-    # float32 input, runs 128 KiB apart: 1.25 against 1.12). Bytes gain (an
-    # NHWC uint8 array viewed as NCHW, depth_to_space: 1.75 against 0.84).
+    # crowd into a few cache sets (runs_alias; 16 rows of float64: 0.44
+    # x np.copyto gathered against 0.82 transposed).
     if a_in == 1 and b_in > 1 and (w == 2 or w == 4 or w == 8) and tile_a < 32 \
             and not runs_alias(p.gather, b_in * tile_b, tile_a * w):
         return False
@@ -220,15 +215,9 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
 
 
 # Two lanes of 4-byte items (bs 2 float32 channels_first) go through the
-# lane kernel's rows (fb_pair_rows) from this many pixels a row; with fewer
-# the rows are too short for it, and streamed interleaves keep the block
-# kernel too. In-process A/B on the AMD EPYC (Zen 4) CI machine, two
-# threads, x np.copyto, block kernel -> pair rows: 1 MiB space_to_depth and
-# depth_to_space channels_first C 16 blocks_first and depth_first 1.30-1.37
-# -> 1.06-1.15; 64 MiB 0.46-0.53 -> 0.44-0.55, 5-D space_to_depth 0.75 ->
-# 0.70. Rows of 16 pixels (1 MiB [1, 8, 32, 32, 32]): 1.43 -> 2.66; of 32
-# (8 MiB [1, 8, 64, 64, 64]) 1.14 -> 0.84. A streamed 64 MiB interleave
-# (depth_to_space channels_first bs 2) took 0.29 -> 0.33-0.35 in one run.
+# lane kernel's rows (fb_pair_rows) from this many pixels a row; shorter
+# rows, and streamed interleaves, keep the block kernel (rows of 16
+# pixels: 1.43 -> 2.66 x np.copyto in the pair rows).
 cdef enum:
     PAIR_MIN_PIXELS = 32
 
@@ -375,13 +364,9 @@ cdef enum:
     RAGGED_ROWS_MAX_BYTES = 1024
     # A repeating shuffle program's run (plan_long_run) spans at most this
     # many bytes of the destination or, where further, of the source
-    # (pixels x source step). AMD EPYC (Zen 4) CI machine, two threads,
-    # x np.copyto, in-process knob A/B of spans 2/4/8 KiB: 64 MiB
-    # depth_to_space depth_first channels_last C 3 bs 2 float32
-    # 0.59/0.61/0.68 (the table-sized runs 0.61): a block's two rows read
-    # the same source lines, which longer runs push out of L1; uint8
-    # 0.85/0.62/0.63 (0.90); space_to_depth blocks_first uint8
-    # 0.77/0.73/0.71 (1.13); 1 MiB 1.30/1.07/1.08 (1.76).
+    # (pixels x source step): a block's rows read the same source lines,
+    # which longer runs push out of L1 (8 KiB spans lost against 4 KiB:
+    # 0.68 against 0.61 x np.copyto).
     LONG_RUN_REACH = 4 * 1024
 
 
@@ -648,35 +633,13 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # Fold a run contiguous on both sides into a wider item. A fold of 1- or
     # 2-byte items into 3 to 15 bytes (not 4 or 8) leaves the block kernel to
     # move them one at a time (two overlapping copies each); unfolded, the
-    # same runs may be gathered by byte shuffles instead, so for a large
-    # copy that plan is tried first and kept only if it shuffles. 64 MiB,
-    # 2 threads, x np.copyto: space_to_depth blocks_first channels_last
-    # uint8 C=1 bs=3 1.17 -> 0.64, C=3 bs=2 0.75 -> 0.59, C=3 bs=3 0.72 ->
-    # 0.59, float16 C=1 bs=3 0.66 -> 0.57. Cached copies (1 MiB) gained
-    # nothing. Unfolded depth_to_space of the same arrays is a byte-by-byte
-    # block (0.73 -> 1.29) unless its runs are made to shuffle: that gains
-    # for folds of up to 6 bytes (uint8 C=1 bs=3 1.00 -> 0.72, C=3 bs=2
-    # 0.79 -> 0.67; 9 and 12 bytes lost, 0.54 -> 0.63), and only where the
-    # loop reads each source line in one sweep (5-D, whose bd axis steps 12
-    # bytes outside the h axis: 0.61 -> 0.91). With 64-byte pieces (AVX-512
-    # VBMI) folds of up to 12 bytes are made to shuffle: AMD EPYC CI
-    # machine, 64 MiB, two threads, in-process A/B of two builds,
-    # depth_to_space blocks_first channels_last uint8 C=3 bs=3 1.12 ->
-    # 0.93, C=3 bs=4 1.08 -> 1.00, C=5 bs=2 0.79 -> 0.68; the other
-    # channels_last cases with 7- to 12-byte folds within the noise.
-    # A 3-byte item costs most per byte (two 2-byte copies), and copies in
-    # cache gain too (1 MiB, one thread, x np.copyto in cache: space_to_depth
-    # channels_last uint8 C=1 bs=3 5.1 -> 3.5, depth_to_space 4.2 -> 3.2;
-    # 256 KiB 7.2 -> 5.8; 64 KiB even). Wider folds in cache lost there (C=3
-    # bs=2 2.7 -> 3.3, C=1 bs=5 3.1 -> 3.7), but with the 64-byte shuffles
-    # (AVX-512 VBMI) folds of 5 and 6 bytes gain too. AMD EPYC CI machine,
-    # two threads, channels_last, in-process A/B of two builds: 4 MiB, all
-    # twelve C=3 bs=2 uint8/float16 and C=1 bs=5 uint8 cases gained (uint8
-    # C=3 bs=2 space_to_depth blocks_first 3.18 -> 1.66, depth_to_space
-    # 2.11 -> 1.43); 1 MiB, uint8 C=3 bs=2 space_to_depth 3.73 -> 2.78,
-    # depth_to_space 3.63 -> 2.67, the others within the noise (+-0.2)
-    # but one (depth_to_space depth_first C=1 bs=5, 3.45 -> 4.04). Folds of
-    # 9 bytes lost (C=3 bs=3 uint8, one thread, 1 MiB: +0.2 to +0.3).
+    # same runs may be gathered by byte shuffles instead (uint8 C=1 bs=3
+    # space_to_depth channels_last, 64 MiB: 1.17 -> 0.64 x np.copyto). So
+    # the unfolded plan is tried first and kept only if it shuffles and reads
+    # each source line in one sweep: for copies that stream, and for 3-byte
+    # folds (5- and 6-byte ones with 64-byte pieces) from
+    # UNFOLD_SHORT_MIN_BYTES. Folds up to 6 bytes shuffle with 16-byte
+    # pieces, up to 12 with 64-byte ones; wider folds lost.
     fold_bytes = itemsize * ext[m - 1] if m >= 1 else 0
     if p.source_table == NULL and m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
             and fold_bytes < 16 and not is_register_width(fold_bytes) \
@@ -814,15 +777,9 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
     p.n_loop = 0
     p.ragged_loop = -1
     # A ragged split along the rows: the row that holds the shorter run is
-    # run apart (run_range). Without it the pieces ran a block each:
-    # space_to_depth channels_last uint8 C=3, rows of 2364 pixels split
-    # into 56 pieces of 42 and one of 12; in-process A/B, x np.copyto, one
-    # thread, 64 MiB: blocks_first bs=2 1.60 -> 1.24, bs=3 1.78 -> 1.30,
-    # depth_first 1.54 -> 1.19, 1.72 -> 1.22 (two threads within the noise);
-    # 1 MiB blocks_first bs=2 4.19 -> 3.43, two threads 3.41 -> 3.05.
-    # Longer runs (RAGGED_ROWS_MAX_BYTES) keep a block a piece: float32
-    # depth_first bs=3 (1944-byte runs) lost, two threads 0.67-0.72 ->
-    # 0.77-0.87 in three runs.
+    # run apart (run_range), so the other rows run several a block (64 MiB
+    # uint8 C=3 space_to_depth, one thread: 1.60 -> 1.24 x np.copyto).
+    # Runs longer than RAGGED_ROWS_MAX_BYTES keep a block a piece.
     p.ragged_rows = p.kernel == KERNEL_GATHER and ragged_axis >= 0 and a_axis == ragged_axis
     for i in range(first_kernel):
         if i != a_axis and not (p.kernel == KERNEL_TRANSPOSE and grouped[i]):
@@ -868,9 +825,8 @@ cdef void follow_source(Plan* p) noexcept nogil:
     the next b tile) wherever the loop goes next, but its source runs are
     short pieces of longer source rows; walked in destination order, the
     next piece of a row came a whole sweep later, its page and the line
-    shared with it long gone (2-D float32 4096 x 4096, NumPy's arrays 16
-    bytes past a line: 3.8 -> 2.6 x np.copyto on one thread, 2.1 -> 1.4 on
-    two; Fortran-order space_to_depth: 1.16 -> 1.03)."""
+    shared with it long gone (2-D float32 4096 x 4096, one thread: 3.8 ->
+    2.6 x np.copyto)."""
     cdef int i, k, a_loop = p.a_loop, b_loop = p.b_loop
     cdef intp e, s_step, d_step
     for i in range(1, p.n_loop):
@@ -898,12 +854,11 @@ cdef intp line_phase(const Plan* p, const char* dst) noexcept nogil:
     the other tiles start on a cache line of the destination (0: none).
 
     NumPy's large arrays start 16 bytes past a line, so tiles counted from
-    a row's first item never write whole lines: streamed (stream_transpose,
-    whole lines only), a 512-byte row then streams 6 of its 9 lines, and 7
-    with the phase (Fortran-order space_to_depth float32: 1.38 -> 1.18-1.26
-    x np.copyto), a 256-byte row 3 of 5 and 4 (2-D float32 4096 x 4096, one
-    thread: 3.1 -> 1.7). Only where every block starts at the same place in
-    a line: every row and loop step is whole lines, and so is a tile."""
+    a row's first item never write whole lines, and streaming
+    (stream_transpose) writes whole lines only: a 256-byte row then streams
+    3 of its 5 lines, 4 with the phase (2-D float32, one thread: 3.1 -> 1.7
+    x np.copyto). Only where every block starts at the same place in a
+    line: every row and loop step is whole lines, and so is a tile."""
     cdef intp item = p.width * p.b_in, lead, i    # bytes of one index of b
     if not p.stream or p.dst_b != item or (p.tile_b * item) % CACHE_LINE != 0 \
             or p.tile_b >= p.n_b:

@@ -135,16 +135,9 @@ cdef bint stream_transpose(const Plan* p, char* dst, const char* src, intp size_
     blocks on), then out by streaming stores, the partial lines at the ends
     of its rows by ordinary ones; rows side by side go as one span. False
     (nothing done) when the block does not fit the stage, or its rows are
-    apart and under two lines long.
-
-    Streaming from the register tiles instead wrote 16 bytes of many lines
-    at a time, after a copy of the source runs into a buffer: 64 MiB, x
-    np.copyto, in-process A/B on the CI machine, two threads (one): 2-D
-    float32 4096 x 4096 2.48 -> 0.77 (4.22 -> 1.22), uint8 1.59 -> 1.23,
-    complex128 1.54 -> 0.70, Fortran-order float32 depth_to_space 1.97 ->
-    0.63. The requests two blocks ahead keep more source lines coming than
-    the tiles' own misses (a C model of the float32 case, one thread: 10.4
-    -> 5.3 ms, np.copyto 4.8)."""
+    apart and under two lines long. (Streaming from the register tiles
+    wrote 16 bytes of many lines at a time: 2-D float32 4096 x 4096, 2.48
+    against 0.77 x np.copyto.)"""
     cdef intp row_bytes = size_b * p.b_in * p.width, n_rows = size_a * p.a_in, i
     cdef bint span = True
     if n_rows * row_bytes > STAGE_BYTES:

@@ -39,22 +39,10 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
 
 # Who takes the faults: the calling thread, ahead of the others.
 #
-# Which thread faults a fresh page matters. On the 2-core AMD EPYC (Zen 4)
-# CI machine, a C model filling fresh 64 MiB huge-page mappings (memcpy, 30
-# calls a process, 6 processes each, unpinned):
-#   each thread faults its own half    median 4.9-7.1 ms, 90th percentile
-#                                      5.5-12.8 ms, worst call up to 109 ms
-#   the calling thread faults the      median 5.0-5.7 ms, 90th percentile
-#   other's pages just ahead of it     5.3-10.5 ms, worst call 5.6-32 ms
-#   one thread alone                   median 6.1-6.9 ms
-# and with the filling thread pinned to the CPU that does not free the
-# mappings, its first calls took 49-162 ms, then 7-11 ms. The likely cause:
-# Linux keeps freed pages on per-CPU lists first, so the calling thread,
-# which frees the NumPy arrays, finds the pages it freed, while another CPU
-# takes pages from the shared free lists, which this VM's kernel reports
-# to the host (page_reporting_order=11 on its command line: np.copyto into
-# a fresh 64 MiB took 69-145 ms 4 s after a free of 64 MiB, 6.0-7.0 ms
-# right after it; five calls each), so those cost a host fault each.
+# Which thread faults a fresh page matters: the calling thread, which
+# freed the NumPy arrays before, finds its freed pages on its CPU's lists,
+# while another CPU may take pages the host must fault in first (worst
+# calls 109 ms against 32 ms when the calling thread faults for both).
 #
 # So a copy into fresh pages on two threads runs as units (ranges of its
 # blocks) taken in order, and the calling thread (OpenMP thread 0), each
@@ -75,18 +63,14 @@ ctypedef void (*UnitRunner)(const void* job, intp unit, int faults, int thread) 
 
 cdef enum:
     # Result bytes a unit of a fresh copy by one plan covers, and how far
-    # past its own unit the calling thread faults. On the CI machine, 64 MiB
-    # new results / x.copy(), two threads, in-process A/B over 17 to 23 of
-    # the target-2 cases a process (four processes), medians of the cases:
-    # lead 8 MiB, units 1 MiB
-    # 0.88-0.94; lead 2 MiB, units 1 MiB 0.83-0.89; lead 4 MiB, units 512 KiB
-    # 0.83-0.87; each thread faulting its own pages 0.93-1.08.
+    # past its own unit the calling thread faults (64 MiB new results, two
+    # threads: 0.83-0.87 x x.copy(), against 0.93-1.08 with each thread
+    # faulting its own pages).
     FAULT_UNIT_DEFAULT = 512 * 1024
     FAULT_LEAD_DEFAULT = 4 * 1024 * 1024
     # Teams of up to this many threads: measured on two cores only. With
     # more, one thread faulting for all the others would fall behind them.
     CALLER_FAULTS_MAX_THREADS = 2
-
 
 
 cdef struct FaultTeam:

@@ -23,17 +23,19 @@ from ._validate import check_block_arguments, check_repeats
 Repeats = Union[int, Sequence[int], np.ndarray]
 
 
-def _block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool) -> Copier:
-    """The engine copy of space_to_depth (``to_depth``) or depth_to_space.
+def block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool,
+                 n_batch: int = 1) -> Copier:
+    """The engine copy of space_to_depth (``to_depth``) or depth_to_space,
+    with ``n_batch`` leading batch axes (pixel (un)shuffle: any number).
 
     A closure of its own: one in the public function would make Cython build
     its scope on every call, the fast path's included."""
     if to_depth:
         def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
-            _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads)
+            _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads, n_batch)
     else:
         def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
-            _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads)
+            _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads, n_batch)
     return copy
 
 
@@ -84,16 +86,18 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     result = _block_fast(x, block_size, mode, data_format, out, num_threads, True)
     if result is not None:
         return result
-    return _space_to_depth(x, block_size, mode, data_format, out=out, num_threads=num_threads)
+    return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads)
 
 
 @arrays_in_out
-def _space_to_depth(x, block_size, mode, data_format, *, out=None, num_threads=None):
-    """The general path of :func:`space_to_depth` (other libraries' arrays too)."""
+def _block_general(x, block_size, mode, data_format, to_depth, *, out=None, num_threads=None):
+    """The general path of :func:`space_to_depth` (``to_depth``) and
+    :func:`depth_to_space` (other libraries' arrays too)."""
     x = np.asarray(x)
     bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
-    result_shape = space_to_depth_shape(x.shape, bs, layout)
-    copy = _block_copier(layout, bs, mode == DEPTH_FIRST, True)
+    shape_rule = space_to_depth_shape if to_depth else depth_to_space_shape
+    result_shape = shape_rule(x.shape, bs, layout)
+    copy = block_copier(layout, bs, mode == DEPTH_FIRST, to_depth)
     return execute(x, result_shape, out, copy, num_threads)
 
 
@@ -143,17 +147,7 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     result = _block_fast(x, block_size, mode, data_format, out, num_threads, False)
     if result is not None:
         return result
-    return _depth_to_space(x, block_size, mode, data_format, out=out, num_threads=num_threads)
-
-
-@arrays_in_out
-def _depth_to_space(x, block_size, mode, data_format, *, out=None, num_threads=None):
-    """The general path of :func:`depth_to_space` (other libraries' arrays too)."""
-    x = np.asarray(x)
-    bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
-    result_shape = depth_to_space_shape(x.shape, bs, layout)
-    copy = _block_copier(layout, bs, mode == DEPTH_FIRST, False)
-    return execute(x, result_shape, out, copy, num_threads)
+    return _block_general(x, block_size, mode, data_format, False, out=out, num_threads=num_threads)
 
 
 @arrays_in_out

@@ -23,6 +23,9 @@ Returns
 -------
 numpy.ndarray
     ``out``, or a new C-contiguous array of ``x``'s dtype.""",
+    "dask_result": """\
+Same arguments, checks and results as the NumPy function; the result is a
+lazy :class:`dask.array.Array` of ``x``'s dtype.""",
     "dask_arguments": """\
 block_size, mode, data_format
     As for the NumPy function of the same name.

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 from numpy.typing import ArrayLike
 
-from . import _engine
+from ._api import block_copier
 from ._docs import fill_doc
 from ._execute import Copier, execute
 from ._interop import arrays_in_out
@@ -249,12 +249,8 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
                          f"x has {channels} channels")
     result_shape = depth_to_space_shape(x.shape, r, layout, len(lead))
     check_shape_fits(result_shape, x.dtype)
-    n_batch = len(lead)
-
-    def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
-        # DepthToSpace depth_first; every leading axis is a batch axis of its own.
-        _engine.block_copy(space, depth, layout, r, True, False, n_threads, n_batch)
-
+    # DepthToSpace depth_first; every leading axis is a batch axis of its own.
+    copy = block_copier(layout, r, True, False, len(lead))
     return execute(x, result_shape, out, copy, num_threads)
 
 
@@ -304,12 +300,8 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
                              f"x has {name} {size}")
     result_shape = space_to_depth_shape(x.shape, r, layout, len(lead))
     check_shape_fits(result_shape, x.dtype)
-    n_batch = len(lead)
-
-    def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
-        # SpaceToDepth depth_first; every leading axis is a batch axis of its own.
-        _engine.block_copy(space, depth, layout, r, True, True, n_threads, n_batch)
-
+    # SpaceToDepth depth_first; every leading axis is a batch axis of its own.
+    copy = block_copier(layout, r, True, True, len(lead))
     return execute(x, result_shape, out, copy, num_threads)
 
 

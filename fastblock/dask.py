@@ -220,8 +220,7 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
                    num_threads: Optional[int] = None) -> da.Array:
     """:func:`fastblock.space_to_depth` on a Dask array, block by block.
 
-    Same arguments, checks and results as the NumPy function; the result is a
-    lazy :class:`dask.array.Array` of ``x``'s dtype.
+    %(dask_result)s
 
     Chunks (bs = ``block_size``, K spatial axes, M = bs**K):
 
@@ -271,8 +270,7 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
                    num_threads: Optional[int] = None) -> da.Array:
     """:func:`fastblock.depth_to_space` on a Dask array, block by block.
 
-    Same arguments, checks and results as the NumPy function; the result is a
-    lazy :class:`dask.array.Array` of ``x``'s dtype.
+    %(dask_result)s
 
     Chunks (bs = ``block_size``, K spatial axes, M = bs**K):
 
@@ -329,11 +327,11 @@ def _tile_axis_plan(chunks: tuple, count: int, fold: int):
     return [(0, fold)] * full + ([(0, rest)] if rest else [])
 
 
+@fill_doc
 def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array:
     """:func:`fastblock.tile` (``numpy.tile``) on a Dask array, by blocks.
 
-    Same arguments, checks and results as the NumPy function; the result is a
-    lazy :class:`dask.array.Array` of ``x``'s dtype.
+    %(dask_result)s
 
     The plan works on whole blocks, axis by axis:
 

@@ -128,13 +128,13 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
 
     Raises
     ------
-    ValueError
-        Bad rank, block size, mode or data format, or a channel count that
-        ``block_size**K`` does not divide; a bad ``out``.
     TypeError
         A ``block_size`` that is not an integer; an ``out`` of another dtype.
     MemoryError
         A new result that cannot be allocated (raised before anything is written).
+    ValueError
+        Bad rank, block size, mode or data format, or a channel count that
+        ``block_size**K`` does not divide; a bad ``out``.
 
     Examples
     --------

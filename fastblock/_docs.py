@@ -26,7 +26,11 @@ numpy.ndarray
     "dask_result": """\
 Same arguments, checks and results as the NumPy function; the result is a
 lazy :class:`dask.array.Array` of ``x``'s dtype.""",
-    "dask_arguments": """\
+    "dask_block_parameters": """\
+Parameters
+----------
+x : dask.array.Array
+    Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
 block_size, mode, data_format
     As for the NumPy function of the same name.
 out : None

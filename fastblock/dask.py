@@ -237,11 +237,7 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
     - ``"NCHW_VECT_C"``: the same rules on the group axis (axis 1, in groups
       of 4 channels); the lane axis (size 4) is kept whole.
 
-    Parameters
-    ----------
-    x : dask.array.Array
-        Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
-    %(dask_arguments)s
+    %(dask_block_parameters)s
 
     Examples
     --------
@@ -268,7 +264,8 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
 def depth_to_space(x, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *, out=None,
                    num_threads: Optional[int] = None) -> da.Array:
-    """:func:`fastblock.depth_to_space` on a Dask array, block by block.
+    """The inverse of :func:`space_to_depth`: :func:`fastblock.depth_to_space`
+    on a Dask array, block by block.
 
     %(dask_result)s
 
@@ -287,11 +284,7 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
       groups of 4): depth_first group chunks must be multiples of M so that
       each maps to whole result groups; the lane axis (size 4) is kept whole.
 
-    Parameters
-    ----------
-    x : dask.array.Array
-        Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
-    %(dask_arguments)s
+    %(dask_block_parameters)s
 
     Examples
     --------

@@ -30,6 +30,8 @@ def check_thread_count(value, name: str) -> int:
 
 
 def check_repeats(repeats) -> tuple[int, ...]:
+    """Tile's ``repeats`` (an integer, a 1-D sequence or integer array, each
+    entry >= 0) as a tuple of ints."""
     if isinstance(repeats, np.ndarray):
         if repeats.ndim > 1:
             raise ValueError(f"repeats must be an integer or a 1-D sequence, got an array of "

@@ -4,7 +4,7 @@ Multithreaded Cython kernels for the block data-movement operators of ONNX,
 OpenVINO and TensorFlow, for every NumPy dtype, mode, layout and rank.
 """
 try:
-    from . import _engine
+    from . import _engine, _fastpath, _memory
 except ImportError:
     from ._unbuilt import raise_if_unbuilt
     raise_if_unbuilt(__path__[0])

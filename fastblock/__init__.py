@@ -3,6 +3,15 @@
 Multithreaded Cython kernels for the block data-movement operators of ONNX,
 OpenVINO and TensorFlow, for every NumPy dtype, mode, layout and rank.
 """
+# The compiled-only extensions first: in a source tree where they are not
+# built, the import fails here with a message that says how to build them.
+try:
+    from . import _engine, _fastpath, _memory  # noqa: F401
+except ImportError:
+    from ._unbuilt import raise_if_unbuilt
+    raise_if_unbuilt(__path__[0])
+    raise
+
 from ._api import depth_to_space, space_to_depth, tile
 from ._permute import batch_to_space, pixel_shuffle, pixel_unshuffle, space_to_batch, transpose
 from ._threads import get_num_threads, set_num_threads

@@ -1,90 +1,45 @@
 """The public operators: check the arguments, build a plan, run it.
 
-Plain-data dtypes are copied as raw items by the engine, in place from the
-strided input. Dtypes whose items hold references take ``_fallback``.
-SpaceToDepth and DepthToSpace first offer the call to ``_fastpath``, which
-runs the common call from the array struct and leaves the rest to this
-general path.
+Each operator computes its result's shape (``_layouts``) and hands its raw
+copy to ``_execute``, the one exit. SpaceToDepth and DepthToSpace first
+offer the call to ``_fastpath``, which runs the common call from the array
+struct and leaves the rest to this general path.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _engine
-from ._fallback import gather_with_references
+from ._docs import fill_doc
+from ._execute import Copier, execute
 from ._fastpath import block_call as _block_fast
 from ._interop import arrays_in_out
-from ._plan import DEPTH_FIRST, NCHW_VECT_C, VECT_C_GROUP, logical_shape, physical_shape
-from ._threads import resolve_num_threads
-from ._validate import (
-    check_block_size,
-    check_data_format,
-    check_integer,
-    check_mode,
-    check_out,
-    check_result_size,
-)
+from ._layouts import DEPTH_FIRST, depth_to_space_shape, space_to_depth_shape, tile_shapes
+from ._validate import check_block_arguments, check_repeats
 
 Repeats = Union[int, Sequence[int], np.ndarray]
-# copy(source, destination, num_threads): the operator's copy between two
-# checked arrays of the same item size.
-Copier = Callable[[np.ndarray, np.ndarray, int], None]
 
 
-def _execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarray],
-             copy: Copier, num_threads: Optional[int]) -> np.ndarray:
-    """Check ``out`` (or the result size), then run ``copy`` from ``x`` into
-    ``out`` or into a new C-contiguous array, and return that array."""
-    n_threads = resolve_num_threads(num_threads)
-    if out is not None:
-        check_out(out, result_shape, x.dtype, x)
-    else:
-        check_result_size(result_shape, x.dtype)
-    if 0 in result_shape:
-        # Nothing to move; also keeps huge block sizes or repeats of an empty
-        # result away from the C-sized engine arguments.
-        return np.empty(result_shape, dtype=x.dtype) if out is None else out
-    if x.dtype.hasobject:
-        result = gather_with_references(x, result_shape, copy, n_threads)
-        if out is None:
-            return result
-        np.copyto(out, result)
-        return out
-    if out is None:
-        out = np.empty(result_shape, dtype=x.dtype)
-    if x.dtype.itemsize:
-        copy(x, out, n_threads)
-    return out
-
-
-def _block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool) -> Copier:
-    """The engine copy of space_to_depth (``to_depth``) or depth_to_space.
+def block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool,
+                 n_batch: int = 1) -> Copier:
+    """The engine copy of space_to_depth (``to_depth``) or depth_to_space,
+    with ``n_batch`` leading batch axes (pixel (un)shuffle: any number).
 
     A closure of its own: one in the public function would make Cython build
     its scope on every call, the fast path's included."""
     if to_depth:
         def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
-            _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads)
+            _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads, n_batch)
     else:
         def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
-            _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads)
+            _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads, n_batch)
     return copy
 
 
-def _block_arguments(x, block_size, mode, data_format):
-    x = np.asarray(x)
-    layout = check_data_format(data_format, x.ndim)
-    block_size = check_block_size(block_size)
-    mode = check_mode(mode)
-    if layout == NCHW_VECT_C and x.shape[4] != VECT_C_GROUP:
-        raise ValueError(f"an NCHW_VECT_C input has shape [N, C/4, H, W, 4]; "
-                         f"got last axis {x.shape[4]}, expected 4")
-    return x, block_size, mode, layout
-
-
+@fill_doc
 def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
@@ -109,17 +64,7 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
         (``NHWC``-like), a named layout (``"NCW"``, ``"NCHW"``, ``"NCDHW"``,
         ``"NWC"``, ``"NHWC"``, ``"NDHWC"``; checked against the rank) or
         ``"NCHW_VECT_C"`` (``[N, C/4, H, W, 4]``).
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array of ``x``'s dtype.
+    %(out_and_result)s
 
     Raises
     ------
@@ -141,24 +86,22 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     result = _block_fast(x, block_size, mode, data_format, out, num_threads, True)
     if result is not None:
         return result
-    return _space_to_depth(x, block_size, mode, data_format, out=out, num_threads=num_threads)
+    return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads)
 
 
 @arrays_in_out
-def _space_to_depth(x, block_size, mode, data_format, *, out=None, num_threads=None):
-    """The general path of :func:`space_to_depth` (other libraries' arrays too)."""
-    x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
-    batch, channels, spatial = logical_shape(x.shape, layout)
-    for axis, size in enumerate(spatial):
-        if size % bs:
-            raise ValueError(f"block_size {bs} must divide every spatial size; "
-                             f"spatial axis {axis} has size {size}")
-    result_shape = physical_shape(batch, channels * bs ** len(spatial),
-                                  [size // bs for size in spatial], layout)
-    copy = _block_copier(layout, bs, mode == DEPTH_FIRST, True)
-    return _execute(x, result_shape, out, copy, num_threads)
+def _block_general(x, block_size, mode, data_format, to_depth, *, out=None, num_threads=None):
+    """The general path of :func:`space_to_depth` (``to_depth``) and
+    :func:`depth_to_space` (other libraries' arrays too)."""
+    x = np.asarray(x)
+    bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
+    shape_rule = space_to_depth_shape if to_depth else depth_to_space_shape
+    result_shape = shape_rule(x.shape, bs, layout)
+    copy = block_copier(layout, bs, mode == DEPTH_FIRST, to_depth)
+    return execute(x, result_shape, out, copy, num_threads)
 
 
+@fill_doc
 def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
@@ -181,27 +124,17 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     data_format : str
         As for :func:`space_to_depth`. With ``"NCHW_VECT_C"`` the result's
         channel count must be a multiple of 4.
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array of ``x``'s dtype.
+    %(out_and_result)s
 
     Raises
     ------
-    ValueError
-        Bad rank, block size, mode or data format, or a channel count that
-        ``block_size**K`` does not divide; a bad ``out``.
     TypeError
         A ``block_size`` that is not an integer; an ``out`` of another dtype.
     MemoryError
         A new result that cannot be allocated (raised before anything is written).
+    ValueError
+        Bad rank, block size, mode or data format, or a channel count that
+        ``block_size**K`` does not divide; a bad ``out``.
 
     Examples
     --------
@@ -214,58 +147,17 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     result = _block_fast(x, block_size, mode, data_format, out, num_threads, False)
     if result is not None:
         return result
-    return _depth_to_space(x, block_size, mode, data_format, out=out, num_threads=num_threads)
+    return _block_general(x, block_size, mode, data_format, False, out=out, num_threads=num_threads)
 
 
 @arrays_in_out
-def _depth_to_space(x, block_size, mode, data_format, *, out=None, num_threads=None):
-    """The general path of :func:`depth_to_space` (other libraries' arrays too)."""
-    x, bs, mode, layout = _block_arguments(x, block_size, mode, data_format)
-    batch, channels, spatial = logical_shape(x.shape, layout)
-    blocks = bs ** len(spatial)
-    if channels % blocks:
-        raise ValueError(f"block_size**{len(spatial)} = {blocks} must divide the channel "
-                         f"count; x has {channels} channels")
-    space_channels = channels // blocks
-    if layout == NCHW_VECT_C and space_channels % VECT_C_GROUP:
-        raise ValueError(f"NCHW_VECT_C needs a result channel count that is a multiple of 4; "
-                         f"{channels} channels / {blocks} gives {space_channels}")
-    result_shape = physical_shape(batch, space_channels, [size * bs for size in spatial], layout)
-    copy = _block_copier(layout, bs, mode == DEPTH_FIRST, False)
-    return _execute(x, result_shape, out, copy, num_threads)
-
-
-def _check_repeats(repeats: Repeats) -> tuple[int, ...]:
-    if isinstance(repeats, np.ndarray):
-        if repeats.ndim > 1:
-            raise ValueError(f"repeats must be an integer or a 1-D sequence, got an array of "
-                             f"shape {repeats.shape}")
-        if repeats.dtype.kind not in "iu":
-            raise TypeError(f"repeats must hold integers, got an array of dtype {repeats.dtype}")
-        entries = [int(r) for r in repeats.reshape(-1)]
-    elif isinstance(repeats, (int, np.integer)) and not isinstance(repeats, (bool, np.bool_)):
-        entries = [int(repeats)]
-    else:
-        try:
-            items = list(repeats)
-        except TypeError:
-            raise TypeError(f"repeats must be an integer or a sequence of integers, "
-                            f"got {repeats!r}") from None
-        entries = []
-        for item in items:
-            if isinstance(item, np.ndarray) or isinstance(item, (list, tuple)):
-                raise ValueError(f"repeats must be 1-D, got a nested entry {item!r}")
-            entries.append(check_integer(item, "repeats entry"))
-    for r in entries:
-        if r < 0:
-            raise ValueError(f"repeats entries must be >= 0, got {r}")
-    return tuple(entries)
-
-
-@arrays_in_out
+@fill_doc
 def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
          num_threads: Optional[int] = None) -> np.ndarray:
     """Repeat ``x`` along each axis, as ``numpy.tile`` does.
+
+    The result is always a new array (or ``out``), unlike ``numpy.tile`` on
+    an all-ones ``repeats``.
 
     Parameters
     ----------
@@ -274,18 +166,7 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
     repeats : int, sequence of int, or 1-D integer array
         Repetitions per axis, each >= 0. A shorter ``repeats`` is padded with
         leading 1s; a longer one gives ``x`` leading axes of size 1.
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array (always new, unlike
-        ``numpy.tile`` on an all-ones ``repeats``).
+    %(out_and_result)s
 
     Raises
     ------
@@ -307,13 +188,9 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
            [3, 4, 3, 4]])
     """
     x = np.asarray(x)
-    reps = _check_repeats(repeats)
-    if len(reps) < x.ndim:
-        reps = (1,) * (x.ndim - len(reps)) + reps
-    src_shape = (1,) * (len(reps) - x.ndim) + x.shape
-    result_shape = tuple(r * size for r, size in zip(reps, src_shape))
+    reps, _, result_shape = tile_shapes(x.shape, check_repeats(repeats))
 
     def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
         _engine.tile_copy(src, dst, reps, n_threads)
 
-    return _execute(x, result_shape, out, copy, num_threads)
+    return execute(x, result_shape, out, copy, num_threads)

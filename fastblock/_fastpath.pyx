@@ -23,8 +23,7 @@ from cpython.ref cimport Py_INCREF
 from ._memory cimport is_clear_destination
 
 from . import _engine, _threads
-from ._plan import CHANNELS_FIRST, DEPTH_FIRST, NCHW_VECT_C
-from ._validate import _DATA_FORMATS, _MODES
+from . import _layouts
 
 cnp.import_array()
 
@@ -43,13 +42,14 @@ cdef enum:
 # The spellings taken here: each name of the general tables, as written there
 # (lower case) and in upper case ("NHWC", "DCR"); any other mix of cases takes
 # the general path. mode -> depth_first; data_format -> (layout, rank or 0).
-cdef dict MODES = {spelling: canonical == DEPTH_FIRST
-                   for name, canonical in _MODES.items()
+cdef dict MODES = {spelling: canonical == _layouts.DEPTH_FIRST
+                   for name, canonical in _layouts.MODES.items()
                    for spelling in (name, name.upper())}
 cdef dict FORMATS = {spelling: (layout, rank or 0)
-                     for name, (layout, rank) in _DATA_FORMATS.items() if layout != NCHW_VECT_C
+                     for name, (layout, rank) in _layouts.DATA_FORMATS.items()
+                     if layout != _layouts.NCHW_VECT_C
                      for spelling in (name, name.upper())}
-cdef int LAYOUT_CHANNELS_FIRST = CHANNELS_FIRST
+cdef int LAYOUT_CHANNELS_FIRST = _layouts.CHANNELS_FIRST
 cdef str DEFAULT_MODE = "blocks_first"
 cdef str DEFAULT_FORMAT = "channels_first"
 cdef tuple CHANNELS_FIRST_FORMAT = FORMATS[DEFAULT_FORMAT]
@@ -60,12 +60,22 @@ cdef object openmp_max_threads = _engine.openmp_max_threads
 cdef long max_threads = _threads._MAX_THREADS
 
 
+cdef inline object spelled(dict table, str spelling, str default_spelling, object default):
+    """``table[spelling]``, or None where the table has no such spelling. The
+    defaults arrive as the very string objects named here (literals are
+    interned), which saves the lookup on most calls."""
+    cdef PyObject* entry
+    if spelling is default_spelling:
+        return default
+    entry = PyDict_GetItemWithError(table, spelling)
+    return None if entry is NULL else <object>entry
+
+
 def block_call(x, block_size, mode, data_format, out, num_threads, bint to_depth):
     """space_to_depth (``to_depth``) or depth_to_space of a common call (see
     the module's doc), or None: the call needs the general path."""
     cdef cnp.ndarray src, dst
     cdef cnp.PyArray_Descr* descr
-    cdef PyObject* entry
     cdef tuple fmt
     cdef intp result_dims[MAX_DIMS]
     cdef intp* dims
@@ -74,22 +84,11 @@ def block_call(x, block_size, mode, data_format, out, num_threads, bint to_depth
     if (type(x) is not cnp.ndarray or type(block_size) is not int
             or type(mode) is not str or type(data_format) is not str):
         return None
-    # The defaults arrive as the very string objects named here (literals
-    # are interned), which saves the two lookups on most calls.
-    if mode is DEFAULT_MODE:
-        depth_first = False
-    else:
-        entry = PyDict_GetItemWithError(MODES, mode)
-        if entry is NULL:
-            return None
-        depth_first = <object>entry
-    if data_format is DEFAULT_FORMAT:
-        fmt = CHANNELS_FIRST_FORMAT
-    else:
-        entry = PyDict_GetItemWithError(FORMATS, data_format)
-        if entry is NULL:
-            return None
-        fmt = <tuple>entry
+    depth_first = spelled(MODES, mode, DEFAULT_MODE, False)
+    fmt_entry = spelled(FORMATS, data_format, DEFAULT_FORMAT, CHANNELS_FIRST_FORMAT)
+    if depth_first is None or fmt_entry is None:
+        return None
+    fmt = <tuple>fmt_entry
     layout = fmt[0]
     rank = fmt[1]
     try:
@@ -106,7 +105,8 @@ def block_call(x, block_size, mode, data_format, out, num_threads, bint to_depth
             or PyDataType_FLAGCHK(descr, NPY_ITEM_HASOBJECT)):
         return None
 
-    # The result's shape. Its item count is x's, so nothing here overflows
+    # The result's shape: the rules of _layouts restated in C (a Python
+    # call here would cost more than a tiny copy). Its item count is x's, so nothing here overflows
     # once the block size is known to fit (bs <= a spatial size, or
     # bs**K <= the channel count).
     dims = cnp.PyArray_DIMS(src)

@@ -26,18 +26,19 @@ reads it: strided inputs are read where they lie.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from numpy.exceptions import AxisError
 from numpy.typing import ArrayLike
 
-from . import _engine
-from ._api import _execute
+from ._api import block_copier
+from ._docs import fill_doc
+from ._execute import Copier, execute
 from ._interop import arrays_in_out
-from ._plan import CHANNELS_FIRST, CHANNELS_LAST, CopyPlan
-from ._threads import resolve_num_threads
-from ._validate import INTP_MAX, check_integer, check_out, check_result_size
+from ._layouts import CHANNELS_FIRST, CHANNELS_LAST, depth_to_space_shape, space_to_depth_shape
+from ._plan import CopyPlan
+from ._validate import check_integer, check_shape_fits
 
 Axes = Union[None, int, Sequence[int], np.ndarray]
 IntVector = Union[Sequence[int], np.ndarray]
@@ -46,19 +47,6 @@ IntVector = Union[Sequence[int], np.ndarray]
 # --------------------------------------------------------------------------
 # Shared checks
 # --------------------------------------------------------------------------
-
-def _check_shape_fits(shape: Sequence[int], dtype: np.dtype) -> None:
-    """ValueError when an array of ``shape`` could not be allocated even empty.
-
-    ``check_result_size`` counts items, which is 0 for an empty result; NumPy
-    also refuses a shape whose non-zero extents multiply past an intp."""
-    count = max(dtype.itemsize, 1)
-    for extent in shape:
-        count *= max(int(extent), 1)
-    if count > INTP_MAX:
-        raise ValueError(f"the result of shape {tuple(int(e) for e in shape)} and dtype {dtype} "
-                         f"is too large: its extents do not fit in memory addresses")
-
 
 def _int_vector(value: IntVector, name: str, length: int) -> Tuple[int, ...]:
     """A 1-D sequence or integer array of ``length`` integers, as ints."""
@@ -132,13 +120,15 @@ def _normalize_axes(axes: Axes, ndim: int) -> Tuple[int, ...]:
 
 
 @arrays_in_out
+@fill_doc
 def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = None,
               num_threads: Optional[int] = None) -> np.ndarray:
     """Permute the axes of ``x`` into a new C-contiguous array (or ``out``).
 
     The values are those of ``numpy.transpose(x, axes)``; the result is what
-    ``numpy.ascontiguousarray(numpy.transpose(x, axes))`` gives, computed by
-    the multithreaded, cache-blocked copy engine.
+    ``numpy.ascontiguousarray(numpy.transpose(x, axes))`` gives, of shape
+    ``[x.shape[a] for a in axes]``, computed by the multithreaded,
+    cache-blocked copy engine.
 
     Parameters
     ----------
@@ -147,18 +137,7 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     axes : sequence of int, optional
         A permutation of ``range(x.ndim)``; negative entries count from the
         end. Default: the axes reversed, as in NumPy.
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array of ``x``'s dtype and shape
-        ``[x.shape[a] for a in axes]``.
+    %(out_and_result)s
 
     Raises
     ------
@@ -190,7 +169,7 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
             plan = CopyPlan(result_shape, tuple(src.strides[a] for a in order), dst.strides)
             plan.run(src, dst, n_threads)
 
-    return _execute(x, result_shape, out, copy, num_threads)
+    return execute(x, result_shape, out, copy, num_threads)
 
 
 # --------------------------------------------------------------------------
@@ -217,13 +196,8 @@ def _pixel_arguments(x: ArrayLike, factor, factor_name: str, data_format):
     return x, r, layout, (channels, height, width), x.shape[:-3]
 
 
-def _pixel_shape(lead, channels: int, height: int, width: int, layout) -> Tuple[int, ...]:
-    if layout == CHANNELS_LAST:
-        return (*lead, height, width, channels)
-    return (*lead, channels, height, width)
-
-
 @arrays_in_out
+@fill_doc
 def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channels_first", *,
                   out: Optional[np.ndarray] = None,
                   num_threads: Optional[int] = None) -> np.ndarray:
@@ -243,17 +217,7 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     data_format : {"channels_first", "channels_last"}
         ``[*, C, H, W]`` (PyTorch) or ``[*, H, W, C]``, with the same channel
         numbering.
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array of ``x``'s dtype.
+    %(out_and_result)s
 
     Raises
     ------
@@ -283,18 +247,15 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     if channels % (r * r):
         raise ValueError(f"upscale_factor**2 = {r * r} must divide the channel count; "
                          f"x has {channels} channels")
-    result_shape = _pixel_shape(lead, channels // (r * r), height * r, width * r, layout)
-    _check_shape_fits(result_shape, x.dtype)
-    n_batch = len(lead)
-
-    def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
-        # DepthToSpace depth_first; every leading axis is a batch axis of its own.
-        _engine.block_copy(space, depth, layout, r, True, False, n_threads, n_batch)
-
-    return _execute(x, result_shape, out, copy, num_threads)
+    result_shape = depth_to_space_shape(x.shape, r, layout, len(lead))
+    check_shape_fits(result_shape, x.dtype)
+    # DepthToSpace depth_first; every leading axis is a batch axis of its own.
+    copy = block_copier(layout, r, True, False, len(lead))
+    return execute(x, result_shape, out, copy, num_threads)
 
 
 @arrays_in_out
+@fill_doc
 def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "channels_first", *,
                     out: Optional[np.ndarray] = None,
                     num_threads: Optional[int] = None) -> np.ndarray:
@@ -313,17 +274,7 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
         ``r >= 1``, dividing the height and the width.
     data_format : {"channels_first", "channels_last"}
         ``[*, C, H, W]`` (PyTorch) or ``[*, H, W, C]``.
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array of ``x``'s dtype.
+    %(out_and_result)s
 
     Raises
     ------
@@ -347,15 +298,11 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
         if size % r:
             raise ValueError(f"downscale_factor {r} must divide the height and the width; "
                              f"x has {name} {size}")
-    result_shape = _pixel_shape(lead, channels * r * r, height // r, width // r, layout)
-    _check_shape_fits(result_shape, x.dtype)
-    n_batch = len(lead)
-
-    def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
-        # SpaceToDepth depth_first; every leading axis is a batch axis of its own.
-        _engine.block_copy(space, depth, layout, r, True, True, n_threads, n_batch)
-
-    return _execute(x, result_shape, out, copy, num_threads)
+    result_shape = space_to_depth_shape(x.shape, r, layout, len(lead))
+    check_shape_fits(result_shape, x.dtype)
+    # SpaceToDepth depth_first; every leading axis is a batch axis of its own.
+    copy = block_copier(layout, r, True, True, len(lead))
+    return execute(x, result_shape, out, copy, num_threads)
 
 
 # --------------------------------------------------------------------------
@@ -469,9 +416,6 @@ class _BatchGeometry:
         return plans
 
 
-Copier = Callable[[np.ndarray, np.ndarray, int], None]
-
-
 def _space_to_batch_copy(geometry: _BatchGeometry) -> Copier:
     """The raw copy of space_to_batch: data plans from the source, then the
     padding from one zero item of the destination's dtype (source step 0)."""
@@ -504,35 +448,6 @@ def _batch_to_space_copy(geometry: _BatchGeometry) -> Copier:
     return copy
 
 
-def _execute_with_zero(x: np.ndarray, result_shape: Tuple[int, ...], out: Optional[np.ndarray],
-                       copy: Copier, num_threads: Optional[int]) -> np.ndarray:
-    """``_api._execute`` for a copy that also writes zeros, for dtypes whose
-    items hold references.
-
-    ``_execute``'s fallback gathers with the 0-based positions of ``x``'s
-    items, which leave no index for a padded (zero) item. Here the positions
-    are 1-based and index 0 is the dtype's zero (``0`` for object, ``""`` for
-    StringDType); otherwise the same checks in the same order, and nothing is
-    written to ``out`` before they pass.
-    """
-    n_threads = resolve_num_threads(num_threads)
-    if out is not None:
-        check_out(out, result_shape, x.dtype, x)
-    else:
-        check_result_size(result_shape, x.dtype)
-    source_index = np.arange(1, x.size + 1, dtype=np.intp).reshape(x.shape)
-    result_index = np.empty(result_shape, dtype=np.intp)
-    copy(source_index, result_index, n_threads)
-    # np.concatenate would normalise the dtype (byte order); keep it exactly.
-    items = np.zeros(x.size + 1, dtype=x.dtype)
-    items[1:] = x.reshape(-1)
-    result = items[result_index]
-    if out is None:
-        return result
-    np.copyto(out, result)
-    return out
-
-
 def _block_shape(block_shape: IntVector, ndim: int) -> Tuple[int, ...]:
     blocks = _int_vector(block_shape, "block_shape", ndim)
     for axis, block in enumerate(blocks):
@@ -559,6 +474,7 @@ def _check_batch_rank(x: np.ndarray) -> None:
 
 
 @arrays_in_out
+@fill_doc
 def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
                    pads_end: IntVector, *, out: Optional[np.ndarray] = None,
                    num_threads: Optional[int] = None) -> np.ndarray:
@@ -587,17 +503,7 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     pads_begin, pads_end : sequence of int or 1-D integer array
         One entry >= 0 per axis; entry 0 (batch) must be 0, and
         ``block_shape[i]`` must divide every padded size ``P_i``.
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array of ``x``'s dtype.
+    %(out_and_result)s
 
     Raises
     ------
@@ -632,16 +538,15 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
         grid.append(padded // blocks[axis])
     batch = x.shape[0]
     result_shape = (batch * int(np.prod(blocks, dtype=object)), *grid)
-    _check_shape_fits(result_shape, x.dtype)
+    check_shape_fits(result_shape, x.dtype)
     geometry = _BatchGeometry(batch, x.shape[1:], grid, blocks[1:], begins[1:])
 
-    copy = _space_to_batch_copy(geometry)
-    if x.dtype.hasobject:
-        return _execute_with_zero(x, result_shape, out, copy, num_threads)
-    return _execute(x, result_shape, out, copy, num_threads)
+    return execute(x, result_shape, out, _space_to_batch_copy(geometry), num_threads,
+                   writes_zeros=True)
 
 
 @arrays_in_out
+@fill_doc
 def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
                    crops_end: IntVector, *, out: Optional[np.ndarray] = None,
                    num_threads: Optional[int] = None) -> np.ndarray:
@@ -669,17 +574,7 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
     crops_begin, crops_end : sequence of int or 1-D integer array
         One entry >= 0 per axis; entry 0 must be 0, and
         ``crops_begin[i] + crops_end[i] <= D_i * B_i``.
-    out : numpy.ndarray, optional
-        Destination of the result's shape and dtype, writable, any strides,
-        not overlapping ``x``. Nothing is written to it unless every argument
-        is valid.
-    num_threads : int, optional
-        Threads for this call (default: :func:`fastblock.get_num_threads`).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array of ``x``'s dtype.
+    %(out_and_result)s
 
     Raises
     ------
@@ -720,7 +615,7 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
         space.append(full - begins[axis] - ends[axis])
     batch = x.shape[0] // n_blocks
     result_shape = (batch, *space)
-    _check_shape_fits(result_shape, x.dtype)
+    check_shape_fits(result_shape, x.dtype)
     geometry = _BatchGeometry(batch, space, x.shape[1:], blocks[1:], begins[1:])
 
-    return _execute(x, result_shape, out, _batch_to_space_copy(geometry), num_threads)
+    return execute(x, result_shape, out, _batch_to_space_copy(geometry), num_threads)

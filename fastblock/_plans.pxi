@@ -15,16 +15,21 @@
 #     blocks_first (DCR): B * C + c        depth_first (CRD): c * M + B
 # space_to_depth copies space -> depth and depth_to_space depth -> space.
 
+# The layout codes and NCHW_VECT_C's group width are fastblock._layouts';
+# the C code needs them as compile-time constants, so they are repeated here
+# and checked against that module when the engine is imported.
 cdef enum:
     LAYOUT_CHANNELS_FIRST = 0
     LAYOUT_CHANNELS_LAST = 1
     LAYOUT_NCHW_VECT_C = 2
-    # NCHW_VECT_C keeps channels in groups of this many, innermost.
     VECT_C_GROUP = 4
 
-CHANNELS_FIRST = LAYOUT_CHANNELS_FIRST
-CHANNELS_LAST = LAYOUT_CHANNELS_LAST
-NCHW_VECT_C = LAYOUT_NCHW_VECT_C
+from . import _layouts
+
+if ((_layouts.CHANNELS_FIRST, _layouts.CHANNELS_LAST, _layouts.NCHW_VECT_C, _layouts.VECT_C_GROUP)
+        != (LAYOUT_CHANNELS_FIRST, LAYOUT_CHANNELS_LAST, LAYOUT_NCHW_VECT_C, VECT_C_GROUP)):
+    raise ImportError("fastblock._engine was built with other layout codes than "
+                      "fastblock._layouts holds; rebuild it")
 
 
 cdef struct LogicalView:

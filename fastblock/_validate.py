@@ -7,30 +7,10 @@ import operator
 
 import numpy as np
 
+from ._layouts import DATA_FORMATS, MODES, NCHW_VECT_C, VECT_C_GROUP
 from ._memory import byte_ranges_meet, out_is_clear
-from ._plan import BLOCKS_FIRST, CHANNELS_FIRST, CHANNELS_LAST, DEPTH_FIRST, NCHW_VECT_C
 
 INTP_MAX = np.iinfo(np.intp).max
-
-_MODES = {
-    "blocks_first": BLOCKS_FIRST,
-    "dcr": BLOCKS_FIRST,
-    "depth_first": DEPTH_FIRST,
-    "crd": DEPTH_FIRST,
-}
-
-# name -> (layout, required rank or None)
-_DATA_FORMATS = {
-    "channels_first": (CHANNELS_FIRST, None),
-    "channels_last": (CHANNELS_LAST, None),
-    "ncw": (CHANNELS_FIRST, 3),
-    "nchw": (CHANNELS_FIRST, 4),
-    "ncdhw": (CHANNELS_FIRST, 5),
-    "nwc": (CHANNELS_LAST, 3),
-    "nhwc": (CHANNELS_LAST, 4),
-    "ndhwc": (CHANNELS_LAST, 5),
-    "nchw_vect_c": (NCHW_VECT_C, 5),
-}
 
 
 def check_integer(value, name: str) -> int:
@@ -49,6 +29,35 @@ def check_thread_count(value, name: str) -> int:
     return n
 
 
+def check_repeats(repeats) -> tuple[int, ...]:
+    """Tile's ``repeats`` (an integer, a 1-D sequence or integer array, each
+    entry >= 0) as a tuple of ints."""
+    if isinstance(repeats, np.ndarray):
+        if repeats.ndim > 1:
+            raise ValueError(f"repeats must be an integer or a 1-D sequence, got an array of "
+                             f"shape {repeats.shape}")
+        if repeats.dtype.kind not in "iu":
+            raise TypeError(f"repeats must hold integers, got an array of dtype {repeats.dtype}")
+        entries = [int(r) for r in repeats.reshape(-1)]
+    elif isinstance(repeats, (int, np.integer)) and not isinstance(repeats, (bool, np.bool_)):
+        entries = [int(repeats)]
+    else:
+        try:
+            items = list(repeats)
+        except TypeError:
+            raise TypeError(f"repeats must be an integer or a sequence of integers, "
+                            f"got {repeats!r}") from None
+        entries = []
+        for item in items:
+            if isinstance(item, np.ndarray) or isinstance(item, (list, tuple)):
+                raise ValueError(f"repeats must be 1-D, got a nested entry {item!r}")
+            entries.append(check_integer(item, "repeats entry"))
+    for r in entries:
+        if r < 0:
+            raise ValueError(f"repeats entries must be >= 0, got {r}")
+    return tuple(entries)
+
+
 def check_block_size(value) -> int:
     bs = check_integer(value, "block_size")
     if bs < 1:
@@ -59,7 +68,7 @@ def check_block_size(value) -> int:
 def check_mode(mode) -> str:
     """The canonical mode name: BLOCKS_FIRST (also 'DCR') or DEPTH_FIRST (also 'CRD')."""
     # The spelling as given first: lower() builds a new string every call.
-    canonical = (_MODES.get(mode) or _MODES.get(mode.lower())) if isinstance(mode, str) else None
+    canonical = (MODES.get(mode) or MODES.get(mode.lower())) if isinstance(mode, str) else None
     if canonical is None:
         raise ValueError(
             f"mode must be 'blocks_first' (or 'DCR') or 'depth_first' (or 'CRD'), got {mode!r}")
@@ -67,7 +76,7 @@ def check_mode(mode) -> str:
 
 
 def check_data_format(data_format, ndim: int) -> int:
-    entry = (_DATA_FORMATS.get(data_format) or _DATA_FORMATS.get(data_format.lower())
+    entry = (DATA_FORMATS.get(data_format) or DATA_FORMATS.get(data_format.lower())
              if isinstance(data_format, str) else None)
     if entry is None:
         raise ValueError(
@@ -81,6 +90,18 @@ def check_data_format(data_format, ndim: int) -> int:
     return layout
 
 
+def check_block_arguments(shape, block_size, mode, data_format) -> tuple[int, str, int]:
+    """``(block_size, canonical mode, layout)`` of a SpaceToDepth or
+    DepthToSpace call on an input of ``shape``, checked in this order."""
+    layout = check_data_format(data_format, len(shape))
+    block_size = check_block_size(block_size)
+    mode = check_mode(mode)
+    if layout == NCHW_VECT_C and shape[4] != VECT_C_GROUP:
+        raise ValueError(f"an NCHW_VECT_C input has shape [N, C/4, H, W, 4]; "
+                         f"got last axis {shape[4]}, expected 4")
+    return block_size, mode, layout
+
+
 def check_result_size(shape, dtype: np.dtype) -> None:
     """ValueError when the result's item or byte count does not fit an intp."""
     count = math.prod(shape)
@@ -88,6 +109,19 @@ def check_result_size(shape, dtype: np.dtype) -> None:
         raise ValueError(
             f"the result of shape {tuple(int(e) for e in shape)} and dtype {dtype} is too large: "
             f"{count} items do not fit in memory addresses")
+
+
+def check_shape_fits(shape, dtype: np.dtype) -> None:
+    """ValueError when an array of ``shape`` could not be allocated even empty.
+
+    ``check_result_size`` counts items, which is 0 for an empty result; NumPy
+    also refuses a shape whose non-zero extents multiply past an intp."""
+    count = max(dtype.itemsize, 1)
+    for extent in shape:
+        count *= max(int(extent), 1)
+    if count > INTP_MAX:
+        raise ValueError(f"the result of shape {tuple(int(e) for e in shape)} and dtype {dtype} "
+                         f"is too large: its extents do not fit in memory addresses")
 
 
 def check_out(out, shape, dtype: np.dtype, x: np.ndarray) -> np.ndarray:

@@ -49,11 +49,20 @@ from dask.highlevelgraph import HighLevelGraph
 from dask.utils import parse_bytes
 
 from . import _api
-from ._api import _check_repeats
+from ._docs import fill_doc
+from ._layouts import (
+    BLOCKS_FIRST,
+    LayoutAxes,
+    depth_to_space_shape,
+    space_to_depth_shape,
+    tile_shapes,
+)
 from ._validate import (
+    check_block_arguments,
     check_block_size,
     check_data_format,
     check_mode,
+    check_repeats,
     check_result_size,
     check_thread_count,
 )
@@ -63,32 +72,6 @@ __all__ = ["space_to_depth", "depth_to_space", "tile", "space_to_depth_chunks",
 
 # Threads per block inside Dask unless the caller says otherwise.
 DEFAULT_BLOCK_THREADS = 1
-
-# Canonical names, as the public functions accept them.
-BLOCKS_FIRST = "blocks_first"
-DEPTH_FIRST = "depth_first"
-CHANNELS_FIRST = "channels_first"
-CHANNELS_LAST = "channels_last"
-NCHW_VECT_C = "NCHW_VECT_C"
-VECT_C_GROUP = 4  # NCHW_VECT_C: [N, C/4, H, W, 4]
-
-_LAYOUT_NAMES = {
-    "channels_first": CHANNELS_FIRST, "ncw": CHANNELS_FIRST, "nchw": CHANNELS_FIRST,
-    "ncdhw": CHANNELS_FIRST, "channels_last": CHANNELS_LAST, "nwc": CHANNELS_LAST,
-    "nhwc": CHANNELS_LAST, "ndhwc": CHANNELS_LAST, "nchw_vect_c": NCHW_VECT_C,
-}
-
-
-def _layout(data_format, ndim: int) -> str:
-    """Check ``data_format`` against the rank as fastblock does; its canonical name."""
-    check_data_format(data_format, ndim)
-    return _LAYOUT_NAMES[data_format.lower()]
-
-
-def _mode(mode) -> str:
-    check_mode(mode)
-    return BLOCKS_FIRST if mode.lower() in ("blocks_first", "dcr") else DEPTH_FIRST
-
 
 # --------------------------------------------------------------------------
 # helpers
@@ -119,10 +102,9 @@ def _known(chunks: Sequence[float], what: str) -> None:
         raise ValueError(f"the {what} needs known chunk sizes; call x.compute_chunk_sizes() first")
 
 
-def _known_extents(chunks) -> tuple:
-    """Axis lengths from chunks, leaving out axes of unknown length."""
-    sizes = (sum(c) for c in chunks)
-    return tuple(int(s) for s in sizes if not math.isnan(s))
+def _known_sizes(shape) -> tuple:
+    """``shape`` without the axes of unknown (NaN) length."""
+    return tuple(int(s) for s in shape if not math.isnan(s))
 
 
 def _aligned(chunks: tuple, multiple: int) -> tuple:
@@ -144,46 +126,17 @@ def _aligned(chunks: tuple, multiple: int) -> tuple:
     return tuple(b - a for a, b in zip(bounds, bounds[1:]))
 
 
-class _Axes:
-    """Where the batch, channel, spatial and lane axes lie in a layout."""
-
-    def __init__(self, layout: str, ndim: int):
-        self.batch = 0
-        if layout == CHANNELS_FIRST:
-            self.channel, self.spatial, self.lane = 1, tuple(range(2, ndim)), None
-        elif layout == CHANNELS_LAST:
-            self.channel, self.spatial, self.lane = ndim - 1, tuple(range(1, ndim - 1)), None
-        else:  # NCHW_VECT_C: [N, C/4, H, W, 4]; the channel axis counts groups
-            self.channel, self.spatial, self.lane = 1, (2, 3), 4
-
-
-def _block_arguments(x, block_size, mode, data_format):
-    x = _as_dask(x)
-    layout = _layout(data_format, x.ndim)
-    bs = check_block_size(block_size)
-    mode = _mode(mode)
-    if layout == NCHW_VECT_C and x.shape[4] != VECT_C_GROUP:
-        raise ValueError(f"an NCHW_VECT_C input has shape [N, C/4, H, W, 4]; "
-                         f"got last axis {x.shape[4]}, expected 4")
-    return x, bs, mode, layout, _Axes(layout, x.ndim)
-
-
-def _channel_count(x: da.Array, layout: str, axes: _Axes) -> int:
-    groups = x.shape[axes.channel]
-    return groups * VECT_C_GROUP if layout == NCHW_VECT_C else groups
-
-
 def _rechunk_where_needed(x: da.Array, wanted: dict) -> da.Array:
     changes = {axis: chunks for axis, chunks in wanted.items() if tuple(chunks) != x.chunks[axis]}
     return x.rechunk(changes) if changes else x
 
 
-def _space_to_depth_block(block, block_size, mode, layout, num_threads):
-    return _api.space_to_depth(block, block_size, mode, layout, num_threads=num_threads)
+def _space_to_depth_block(block, block_size, mode, data_format, num_threads):
+    return _api.space_to_depth(block, block_size, mode, data_format, num_threads=num_threads)
 
 
-def _depth_to_space_block(block, block_size, mode, layout, num_threads):
-    return _api.depth_to_space(block, block_size, mode, layout, num_threads=num_threads)
+def _depth_to_space_block(block, block_size, mode, data_format, num_threads):
+    return _api.depth_to_space(block, block_size, mode, data_format, num_threads=num_threads)
 
 
 def _tile_block(block, counts, num_threads, block_id=None):
@@ -200,11 +153,7 @@ def space_to_depth_chunks(chunks, block_size, mode="blocks_first",
     """The ``(input_chunks, output_chunks)`` :func:`space_to_depth` uses for
     an input of chunks ``chunks``; ``input_chunks == chunks`` when no rechunk
     is needed."""
-    chunks = tuple(tuple(c) for c in chunks)
-    layout = _layout(data_format, len(chunks))
-    bs = check_block_size(block_size)
-    mode = _mode(mode)
-    return _space_to_depth_plan(chunks, bs, mode, layout, _Axes(layout, len(chunks)))
+    return _space_to_depth_plan(*_chunk_arguments(chunks, block_size, mode, data_format))
 
 
 def depth_to_space_chunks(chunks, block_size, mode="blocks_first",
@@ -212,14 +161,18 @@ def depth_to_space_chunks(chunks, block_size, mode="blocks_first",
     """The ``(input_chunks, output_chunks)`` :func:`depth_to_space` uses for
     an input of chunks ``chunks``; ``input_chunks == chunks`` when no rechunk
     is needed."""
+    return _depth_to_space_plan(*_chunk_arguments(chunks, block_size, mode, data_format))
+
+
+def _chunk_arguments(chunks, block_size, mode, data_format):
+    """``(chunks, block size, canonical mode, LayoutAxes)`` of a chunk plan."""
     chunks = tuple(tuple(c) for c in chunks)
-    layout = _layout(data_format, len(chunks))
+    layout = check_data_format(data_format, len(chunks))
     bs = check_block_size(block_size)
-    mode = _mode(mode)
-    return _depth_to_space_plan(chunks, bs, mode, layout, _Axes(layout, len(chunks)))
+    return chunks, bs, check_mode(mode), LayoutAxes(layout, len(chunks))
 
 
-def _space_to_depth_plan(chunks, bs, mode, layout, axes):
+def _space_to_depth_plan(chunks, bs, mode, axes):
     blocks = bs ** len(axes.spatial)
     src = list(chunks)
     for axis in axes.spatial:
@@ -237,7 +190,7 @@ def _space_to_depth_plan(chunks, bs, mode, layout, axes):
     return tuple(src), tuple(dst)
 
 
-def _depth_to_space_plan(chunks, bs, mode, layout, axes):
+def _depth_to_space_plan(chunks, bs, mode, axes):
     blocks = bs ** len(axes.spatial)
     src = list(chunks)
     _known(chunks[axes.channel], "channel axis")
@@ -261,13 +214,13 @@ def _depth_to_space_plan(chunks, bs, mode, layout, axes):
 # the operators
 # --------------------------------------------------------------------------
 
+@fill_doc
 def space_to_depth(x, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *, out=None,
                    num_threads: Optional[int] = None) -> da.Array:
     """:func:`fastblock.space_to_depth` on a Dask array, block by block.
 
-    Same arguments, checks and results as the NumPy function; the result is a
-    lazy :class:`dask.array.Array` of ``x``'s dtype.
+    %(dask_result)s
 
     Chunks (bs = ``block_size``, K spatial axes, M = bs**K):
 
@@ -284,16 +237,7 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
     - ``"NCHW_VECT_C"``: the same rules on the group axis (axis 1, in groups
       of 4 channels); the lane axis (size 4) is kept whole.
 
-    Parameters
-    ----------
-    x : dask.array.Array
-        Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
-    block_size, mode, data_format
-        As for :func:`fastblock.space_to_depth`.
-    out : None
-        Not supported on Dask arrays (TypeError); present for the signature.
-    num_threads : int, optional
-        fastblock threads per block (default 1).
+    %(dask_block_parameters)s
 
     Examples
     --------
@@ -304,28 +248,26 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
     ((1, 1), (4, 4, 4), (2, 2), (2, 2))
     """
     _check_no_out(out)
-    x, bs, mode, layout, axes = _block_arguments(x, block_size, mode, data_format)
+    x = _as_dask(x)
+    bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
     threads = _block_threads(num_threads)
-    for number, axis in enumerate(axes.spatial):
-        size = x.shape[axis]
-        if not math.isnan(size) and size % bs:
-            raise ValueError(f"block_size {bs} must divide every spatial size; "
-                             f"spatial axis {number} has size {size}")
-    src, dst = _space_to_depth_plan(x.chunks, bs, mode, layout, axes)
-    check_result_size(_known_extents(dst), x.dtype)
+    result_shape = space_to_depth_shape(x.shape, bs, layout)
+    src, dst = _space_to_depth_plan(x.chunks, bs, mode, LayoutAxes(layout, x.ndim))
+    check_result_size(_known_sizes(result_shape), x.dtype)
     x = _rechunk_where_needed(x, dict(enumerate(src)))
     name = "space_to_depth-" + tokenize(x, bs, mode, layout, threads)
-    return x.map_blocks(_space_to_depth_block, bs, mode, layout, threads,
+    return x.map_blocks(_space_to_depth_block, bs, mode, data_format, threads,
                         name=name, chunks=dst, dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
 
 
+@fill_doc
 def depth_to_space(x, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *, out=None,
                    num_threads: Optional[int] = None) -> da.Array:
-    """:func:`fastblock.depth_to_space` on a Dask array, block by block.
+    """The inverse of :func:`space_to_depth`: :func:`fastblock.depth_to_space`
+    on a Dask array, block by block.
 
-    Same arguments, checks and results as the NumPy function; the result is a
-    lazy :class:`dask.array.Array` of ``x``'s dtype.
+    %(dask_result)s
 
     Chunks (bs = ``block_size``, K spatial axes, M = bs**K):
 
@@ -342,16 +284,7 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
       groups of 4): depth_first group chunks must be multiples of M so that
       each maps to whole result groups; the lane axis (size 4) is kept whole.
 
-    Parameters
-    ----------
-    x : dask.array.Array
-        Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
-    block_size, mode, data_format
-        As for :func:`fastblock.depth_to_space`.
-    out : None
-        Not supported on Dask arrays (TypeError); present for the signature.
-    num_threads : int, optional
-        fastblock threads per block (default 1).
+    %(dask_block_parameters)s
 
     Examples
     --------
@@ -361,22 +294,17 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
     ((1, 1), (1, 1), (4, 4), (8,))
     """
     _check_no_out(out)
-    x, bs, mode, layout, axes = _block_arguments(x, block_size, mode, data_format)
+    x = _as_dask(x)
+    bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
     threads = _block_threads(num_threads)
-    blocks = bs ** len(axes.spatial)
+    axes = LayoutAxes(layout, x.ndim)
     _known(x.chunks[axes.channel], "channel axis")
-    channels = _channel_count(x, layout, axes)
-    if channels % blocks:
-        raise ValueError(f"block_size**{len(axes.spatial)} = {blocks} must divide the channel "
-                         f"count; x has {channels} channels")
-    if layout == NCHW_VECT_C and (channels // blocks) % VECT_C_GROUP:
-        raise ValueError(f"NCHW_VECT_C needs a result channel count that is a multiple of 4; "
-                         f"{channels} channels / {blocks} gives {channels // blocks}")
-    src, dst = _depth_to_space_plan(x.chunks, bs, mode, layout, axes)
-    check_result_size(_known_extents(dst), x.dtype)
+    result_shape = depth_to_space_shape(x.shape, bs, layout)
+    src, dst = _depth_to_space_plan(x.chunks, bs, mode, axes)
+    check_result_size(_known_sizes(result_shape), x.dtype)
     x = _rechunk_where_needed(x, dict(enumerate(src)))
     name = "depth_to_space-" + tokenize(x, bs, mode, layout, threads)
-    return x.map_blocks(_depth_to_space_block, bs, mode, layout, threads,
+    return x.map_blocks(_depth_to_space_block, bs, mode, data_format, threads,
                         name=name, chunks=dst, dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
 
 
@@ -392,11 +320,11 @@ def _tile_axis_plan(chunks: tuple, count: int, fold: int):
     return [(0, fold)] * full + ([(0, rest)] if rest else [])
 
 
+@fill_doc
 def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array:
     """:func:`fastblock.tile` (``numpy.tile``) on a Dask array, by blocks.
 
-    Same arguments, checks and results as the NumPy function; the result is a
-    lazy :class:`dask.array.Array` of ``x``'s dtype.
+    %(dask_result)s
 
     The plan works on whole blocks, axis by axis:
 
@@ -431,15 +359,13 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array
     """
     _check_no_out(out)
     x = _as_dask(x)
-    reps = _check_repeats(repeats)
+    reps = check_repeats(repeats)
     threads = _block_threads(num_threads)
-    if len(reps) < x.ndim:
-        reps = (1,) * (x.ndim - len(reps)) + reps
+    reps, _, out_shape = tile_shapes(x.shape, reps)
     lead = len(reps) - x.ndim
     if lead:
         x = x[(None,) * lead + (Ellipsis,)]
-    out_shape = tuple(r * s for r, s in zip(reps, x.shape))
-    check_result_size(_known_extents([(s,) for s in out_shape]), x.dtype)
+    check_result_size(_known_sizes(out_shape), x.dtype)
     if 0 in reps:
         x = x[tuple(slice(0, 0) if r == 0 else slice(None) for r in reps)]
         reps = tuple(max(r, 1) for r in reps)

@@ -1,0 +1,51 @@
+"""Docstring sections that several operators share, written once.
+
+An operator's docstring holds a marker line such as ``%(out_and_result)s``;
+:func:`fill_doc` replaces it with the section, at the marker's indentation
+(Cython-compiled modules keep their docstrings dedented), when the module is
+imported.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+
+_SECTIONS = {
+    "out_and_result": """\
+out : numpy.ndarray, optional
+    Destination of the result's shape and dtype, writable, any strides,
+    not overlapping ``x``. Nothing is written to it unless every argument
+    is valid.
+num_threads : int, optional
+    Threads for this call (default: :func:`fastblock.get_num_threads`).
+
+Returns
+-------
+numpy.ndarray
+    ``out``, or a new C-contiguous array of ``x``'s dtype.""",
+    "dask_result": """\
+Same arguments, checks and results as the NumPy function; the result is a
+lazy :class:`dask.array.Array` of ``x``'s dtype.""",
+    "dask_block_parameters": """\
+Parameters
+----------
+x : dask.array.Array
+    Rank >= 3 (array-likes go through :func:`dask.array.asarray`).
+block_size, mode, data_format
+    As for the NumPy function of the same name.
+out : None
+    Not supported on Dask arrays (TypeError); present for the signature.
+num_threads : int, optional
+    fastblock threads per block (default 1).""",
+}
+
+_MARKER = re.compile(r"^( *)%\((\w+)\)s$", re.M)
+
+
+def fill_doc(function):
+    """``function`` with the shared sections written into its docstring."""
+    if function.__doc__:        # None under python -OO
+        function.__doc__ = _MARKER.sub(
+            lambda m: textwrap.indent(_SECTIONS[m[2]], m[1], lambda line: line.strip() != ""),
+            function.__doc__)
+    return function

@@ -1,0 +1,78 @@
+"""The one exit of every operator: ``out=`` or a new result, empty results,
+and dtypes whose items hold references.
+
+An operator checks its arguments, computes the result's shape and hands
+:func:`execute` its raw copy (a :data:`Copier`). Plain-data items are moved
+as raw bytes by the engine, from the strided input where it lies.
+
+Items that hold references (``object``, ``StringDType``, structured dtypes
+with object fields) cannot be moved as bytes: every copy must take a
+reference. The same copy is instead run by the engine over an array of
+source indices, and NumPy's own gather (which keeps reference counts and
+strings right) then fetches the items. No item is touched until every
+argument has been checked, and NumPy's gather either completes or raises
+without side effects.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from ._threads import resolve_num_threads
+from ._validate import check_out, check_result_size
+
+# copy(source, destination, num_threads): an operator's copy between two
+# checked arrays of the same item size.
+Copier = Callable[[np.ndarray, np.ndarray, int], None]
+
+
+def execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarray],
+            copy: Copier, num_threads: Optional[int], writes_zeros: bool = False) -> np.ndarray:
+    """Check ``out`` (or the result size), then run ``copy`` from ``x`` into
+    ``out`` or into a new C-contiguous array, and return that array.
+
+    ``writes_zeros``: ``copy`` also fills items of the result from a single
+    zero item of its own (a step-0 source: space_to_batch's padding); only
+    the reference-dtype gather needs to know."""
+    n_threads = resolve_num_threads(num_threads)
+    if out is not None:
+        check_out(out, result_shape, x.dtype, x)
+    else:
+        check_result_size(result_shape, x.dtype)
+    if 0 in result_shape:
+        # Nothing to move; also keeps huge block sizes or repeats of an empty
+        # result away from the C-sized engine arguments.
+        return np.empty(result_shape, dtype=x.dtype) if out is None else out
+    if x.dtype.hasobject:
+        result = _gather_with_references(x, result_shape, copy, n_threads, writes_zeros)
+        if out is None:
+            return result
+        np.copyto(out, result)
+        return out
+    if out is None:
+        out = np.empty(result_shape, dtype=x.dtype)
+    if x.dtype.itemsize:
+        copy(x, out, n_threads)
+    return out
+
+
+def _gather_with_references(x: np.ndarray, result_shape: tuple[int, ...], copy: Copier,
+                            n_threads: int, writes_zeros: bool) -> np.ndarray:
+    """A new C-contiguous array of ``result_shape``: ``copy`` applied to ``x``,
+    run over the C-order positions of ``x``'s items.
+
+    With ``writes_zeros`` the positions are 1-based and index 0 is the
+    dtype's zero (``0`` for object, ``""`` for StringDType), which the
+    copy's zero items then pick."""
+    first = 1 if writes_zeros else 0
+    source_index = np.arange(first, x.size + first, dtype=np.intp).reshape(x.shape)
+    result_index = np.empty(result_shape, dtype=np.intp)
+    copy(source_index, result_index, n_threads)
+    items = x.reshape(-1)
+    if writes_zeros:
+        # np.concatenate would normalise the dtype (byte order); keep it exactly.
+        items = np.zeros(x.size + 1, dtype=x.dtype)
+        items[1:] = x.reshape(-1)
+    # Index with a 1-D array: a 0-d index would give a scalar, not an array.
+    return items[result_index.reshape(-1)].reshape(result_shape)

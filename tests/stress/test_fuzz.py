@@ -14,12 +14,12 @@ input; valid and wrong ``block_size``, ``repeats``, ``mode``, ``data_format``,
 2**64). Some inputs are large enough (> 256 KiB) to run on several threads,
 and half the calls stream their destination (``_stream.pxi``), which
 the engine would otherwise do only for copies of 8 MiB or more.
-``tests/fuzz_oracle.py`` says what each call must do.
+``tests/stress/fuzz_oracle.py`` says what each call must do.
 
 Budget: ``FASTBLOCK_FUZZ_EXAMPLES`` examples per test (default 600: the file
 runs in well under a minute on 2 cores). The long run, on demand::
 
-    FASTBLOCK_FUZZ_EXAMPLES=20000 python -m pytest tests/test_fuzz.py -p no:cacheprovider
+    FASTBLOCK_FUZZ_EXAMPLES=20000 python -m pytest tests/stress/test_fuzz.py -p no:cacheprovider
 
 ``FASTBLOCK_FUZZ_STATS=path.json`` writes the counts of calls by operator and
 outcome, and of the error paths hit.

@@ -1,7 +1,7 @@
 """The fuzzers' oracle: what a fastblock call must do for given arguments, and
 the checks that it did exactly that.
 
-Shared by ``tests/test_fuzz.py`` (hypothesis) and ``tests/fuzz_atheris.py``
+Shared by ``tests/stress/test_fuzz.py`` (hypothesis) and ``tests/stress/fuzz_atheris.py``
 (coverage-guided); it is not a test module itself. The expectations are the
 SPEC's, written out independently of the library's own checks:
 

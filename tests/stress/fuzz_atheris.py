@@ -3,16 +3,16 @@
 Not a pytest module (pytest does not collect this file); run it by hand::
 
     pip install atheris
-    python tests/fuzz_atheris.py -max_total_time=300          # five minutes
-    python tests/fuzz_atheris.py -atheris_runs=100000 corpus/  # keep a corpus
+    python tests/stress/fuzz_atheris.py -max_total_time=300          # five minutes
+    python tests/stress/fuzz_atheris.py -atheris_runs=100000 corpus/  # keep a corpus
 
-It draws the same kinds of calls as ``tests/test_fuzz.py`` (ranks 0-7, every
+It draws the same kinds of calls as ``tests/stress/test_fuzz.py`` (ranks 0-7, every
 dtype, strided and negative-step views, overlapping outs, wrong and huge
 arguments) from libFuzzer's bytes, and checks each with the same oracle
-(``tests/fuzz_oracle.py``): the reference result or the SPEC's exception,
+(``tests/stress/fuzz_oracle.py``): the reference result or the SPEC's exception,
 no stray writes, no half-written ``out``. Any failed check is reported as a
 crash with the input that caused it, which replays with
-``python tests/fuzz_atheris.py CRASH_FILE``. Under the sanitizer build
+``python tests/stress/fuzz_atheris.py CRASH_FILE``. Under the sanitizer build
 (``ci/sanitize.sh`` builds one; run this file with the same LD_PRELOAD and
 ASAN_OPTIONS) memory errors in the kernels are caught as well.
 """
@@ -22,7 +22,8 @@ import sys
 
 import atheris
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]  # test_fuzz beside it, reference in tests/
 
 with atheris.instrument_imports(include=["fastblock", "fuzz_oracle"]):
     import numpy as np

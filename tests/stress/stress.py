@@ -19,9 +19,9 @@ them faults at once. Checked for every run: the result's bytes, shape and
 dtype, every byte of ``out``'s buffer outside the view, and the source's
 buffer.
 
-    python tests/stress.py --seconds 1800           # seeds from the commit, then on
-    python tests/stress.py --seconds 300 --seed 7 --jobs 2
-    python tests/stress.py --replay 7:1234:2        # one run of one case, verbosely
+    python tests/stress/stress.py --seconds 1800           # seeds from the commit, then on
+    python tests/stress/stress.py --seconds 300 --seed 7 --jobs 2
+    python tests/stress/stress.py --replay 7:1234:2        # one run of one case, verbosely
 
 A failure prints a ``--replay`` line for the run. Cases run in worker
 processes: a crash is reported with the run it happened in, and the
@@ -45,8 +45,10 @@ from typing import Callable
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+# tests/, which holds the reference (this file runs as a script too).
+TESTS = os.path.dirname(HERE)
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
 
 import fastblock as fb  # noqa: E402
 from fastblock import _engine  # noqa: E402
@@ -675,7 +677,7 @@ def describe_case(case: Case) -> str:
 
 def replay_line(seed, index, r, case, run) -> str:
     threads = "" if THREAD_CHOICES == [1, 2, 3] else f" --threads {','.join(map(str, THREAD_CHOICES))}"
-    return (f"python tests/stress.py --replay {seed}:{index}:{r}{threads}   "
+    return (f"python tests/stress/stress.py --replay {seed}:{index}:{r}{threads}   "
             f"# {describe_case(case)} {run.describe()}")
 
 

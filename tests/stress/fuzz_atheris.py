@@ -45,7 +45,6 @@ from test_fuzz import (  # noqa: E402  (the shared value lists and builders)
     VALID_REPEAT_ENTRIES,
     VALID_THREADS,
     _build,
-    _flat_view,
 )
 
 
@@ -115,18 +114,7 @@ def make_case(fdp):
         # x and out in one flat buffer: overlapping, interleaved or apart
         x_step, out_step = pick(fdp, [1, 2, -1, -2]), pick(fdp, [1, 2, -1, -2])
         x_off, out_off = fdp.ConsumeIntInRange(0, 3), fdp.ConsumeIntInRange(0, 2 * x.size + 2)
-        n_out = int(np.prod(result_shape))
-        length = max(x_off + max(x.size - 1, 0) * abs(x_step) + 1,
-                     out_off + max(n_out - 1, 0) * abs(out_step) + 1)
-        flat = np.empty(length, dtype=dtype)
-        fill(flat, rng)
-        new_x = _flat_view(flat, x_off, x_step, x.shape)
-        new_x[...] = x
-        case.x = new_x
-        case.buffers[:] = [flat]
-        case.out = _flat_view(flat, out_off, out_step, result_shape)
-        case.out_buffer = flat
-        case.out_view = lambda b: _flat_view(b, out_off, out_step, result_shape)
+        case.share_one_buffer(result_shape, x_off, x_step, out_off, out_step, rng)
     else:  # the right shape, maybe read-only
         out_buffer = np.empty(result_shape, dtype=dtype)
         fill(out_buffer, rng)

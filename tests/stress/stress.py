@@ -457,13 +457,7 @@ def case_batch(rng, dtype, to_batch: bool) -> Case:
         shape = [1] + core
         growth = -(-math.prod(b + c + e for b, c, e in zip(begin[1:], core, end[1:])) // math.prod(core))
         fit_axis(shape, 0, dtype.itemsize, min(draw_bytes(rng), MAX_CASE_BYTES) // growth)
-
-        def call(x, out, threads):
-            return fb.space_to_batch(x, block, begin, end, out=out, num_threads=threads)
-        result_shape = _space_to_batch_ref(np.empty(shape, np.uint8), block, begin, end).shape
-        return Case("space_to_batch", tuple(shape), dtype, call,
-                    lambda x: _space_to_batch_ref(x, block, begin, end), result_shape,
-                    f"fb.space_to_batch(x, {block}, {begin}, {end})")
+        return _batch_case("space_to_batch", _space_to_batch_ref, shape, dtype, block, begin, end)
     batch = [1]
     fit_axis(batch + core, 0, dtype.itemsize, draw_bytes(rng))
     shape = [max(1, batch[0]) * math.prod(block)] + core
@@ -475,13 +469,17 @@ def case_batch(rng, dtype, to_batch: bool) -> Case:
         e = int(rng.integers(0, min(full - b, block[i]) + 1)) if rng.random() < 0.5 else 0
         begin.append(b)
         end.append(e)
+    return _batch_case("batch_to_space", _batch_to_space_ref, shape, dtype, block, begin, end)
 
+
+def _batch_case(op: str, reference, shape, dtype, block, begin, end) -> Case:
+    """The Case of ``fb.<op>(x, block, begin, end)`` (space_to_batch or
+    batch_to_space) on an input of ``shape``, checked with ``reference``."""
     def call(x, out, threads):
-        return fb.batch_to_space(x, block, begin, end, out=out, num_threads=threads)
-    result_shape = _batch_to_space_ref(np.empty(shape, np.uint8), block, begin, end).shape
-    return Case("batch_to_space", tuple(shape), dtype, call,
-                lambda x: _batch_to_space_ref(x, block, begin, end), result_shape,
-                f"fb.batch_to_space(x, {block}, {begin}, {end})")
+        return getattr(fb, op)(x, block, begin, end, out=out, num_threads=threads)
+    result_shape = reference(np.empty(shape, np.uint8), block, begin, end).shape
+    return Case(op, tuple(shape), dtype, call, lambda x: reference(x, block, begin, end),
+                result_shape, f"fb.{op}(x, {block}, {begin}, {end})")
 
 
 OPERATORS = [

@@ -499,8 +499,8 @@ def allocated_over_result(call, result_nbytes: int) -> float:
 # ``make_case(*params)``. Names start with ``_`` so asv does not collect them
 # from this module; it collects their methods in the subclasses.
 
-class _FastblockBench:
-    """fastblock's call: time, GB/s and time over the copy ceiling."""
+class _CaseBench:
+    """A benchmark of the Case that ``make_case`` builds from the parameters."""
 
     timeout = 300.0
 
@@ -509,6 +509,13 @@ class _FastblockBench:
 
     def setup(self, *params):
         self.case = self.make_case(*params)
+
+
+class _FastblockBench(_CaseBench):
+    """fastblock's call: time, GB/s and time over the copy ceiling."""
+
+    def setup(self, *params):
+        super().setup(*params)
         self.out = None
 
     def time_call(self, *params):
@@ -547,16 +554,8 @@ class _NumpyBench(_FastblockBench):
         return lambda: self.case.numpy(out)
 
 
-class _MemoryBench:
+class _MemoryBench(_CaseBench):
     """Peak memory and allocations of one call, fastblock and NumPy's way."""
-
-    timeout = 300.0
-
-    def make_case(self, *params) -> Case:
-        raise NotImplementedError
-
-    def setup(self, *params):
-        self.case = self.make_case(*params)
 
     def peakmem_fastblock(self, *params):
         self.case.fastblock()

@@ -28,10 +28,11 @@ def interleaved_medians(functions: Dict[str, Callable[[], object]], rounds: int 
     averaged, so microsecond calls are not lost in the timer's resolution."""
     loops = {}
     for name, fn in functions.items():
-        once = seconds_once(fn)
-        if once < min_seconds:
-            once = seconds_once(fn)  # the first call was the warm-up
-        loops[name] = max(1, min(MAX_LOOPS, int(min_seconds / once)))
+        fn()  # warm up: first-touch pages, caches, thread team
+        count = 1
+        if min_seconds:
+            count = max(1, min(MAX_LOOPS, int(min_seconds / seconds_once(fn))))
+        loops[name] = count
     samples = {name: [] for name in functions}
     for _ in range(rounds):
         for name, fn in functions.items():

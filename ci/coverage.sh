@@ -5,7 +5,7 @@
 # embedded verbatim in their `cdef extern from *` strings).
 #
 #   bash ci/coverage.sh                                # the whole suite but OpenVINO
-#   bash ci/coverage.sh tests/test_engine_paths.py -x  # arguments replace the pytest arguments
+#   bash ci/coverage.sh tests/engine/test_engine_paths.py -x  # arguments replace the pytest arguments
 #
 # How:
 # * The tree (tracked files and untracked ones git does not ignore) is copied

@@ -22,10 +22,10 @@ run() {
   if [ -n "${SANITIZE:-}" ]; then
     # Reuse the sanitizer script's build and environment.
     FASTBLOCK_FUZZ_EXAMPLES=$examples FASTBLOCK_FUZZ_STATS=$stats \
-      bash ci/sanitize.sh tests/test_fuzz.py
+      bash ci/sanitize.sh tests/stress/test_fuzz.py
   else
     FASTBLOCK_FUZZ_EXAMPLES=$examples FASTBLOCK_FUZZ_STATS=$stats \
-      "$python" -m pytest tests/test_fuzz.py -q -p no:cacheprovider
+      "$python" -m pytest tests/stress/test_fuzz.py -q -p no:cacheprovider
   fi
 }
 
@@ -39,7 +39,7 @@ EOF
 
 if "$python" -c "import atheris" 2>/dev/null; then
   echo "== atheris: $atheris_seconds s"
-  "$python" tests/fuzz_atheris.py build/fuzz/corpus -max_total_time="$atheris_seconds" \
+  "$python" tests/stress/fuzz_atheris.py build/fuzz/corpus -max_total_time="$atheris_seconds" \
     -max_len=512 -artifact_prefix=build/fuzz/crashes/ -print_final_stats=1
 else
   echo "== atheris is not installed (pip install atheris): skipped"

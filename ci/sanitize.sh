@@ -3,7 +3,7 @@
 # run the test suite under it. Any sanitizer report fails the run.
 #
 #   bash ci/sanitize.sh                          # the whole suite but OpenVINO (CI)
-#   bash ci/sanitize.sh tests/test_fuzz.py -x    # arguments replace the pytest arguments
+#   bash ci/sanitize.sh tests/stress/test_fuzz.py -x    # arguments replace the pytest arguments
 #
 # How:
 # * The tree (tracked files and untracked ones git does not ignore) is copied
@@ -102,9 +102,9 @@ export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=86
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87:log_path=$logs/ubsan"
 export PYTHONPATH=$tree${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONFAULTHANDLER=1
-export FASTBLOCK_UNDER_ASAN=1  # tests/test_leaks.py: no RSS checks (ASan's quarantine)
+export FASTBLOCK_UNDER_ASAN=1  # tests/engine/test_leaks.py: no RSS checks (ASan's quarantine)
 export FASTBLOCK_FUZZ_EXAMPLES=${FASTBLOCK_FUZZ_EXAMPLES:-200}
-# The stress harness's budget here (tests/test_stress.py; ci/stress.sh runs
+# The stress harness's budget here (tests/stress/test_stress.py; ci/stress.sh runs
 # it longer against the normal build).
 export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-150}
 # Its seed: from the commit (past the seeds of ci/stress.sh's workers), as the copy has no .git.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The differential stress harness (tests/stress.py) for a time budget, one
+# The differential stress harness (tests/stress/stress.py) for a time budget, one
 # worker per core, against the fastblock installed in the active
 # environment. Seeds come from the commit (printed first), so every push
 # explores new cases; any mismatch or crash fails the run and prints its
@@ -10,7 +10,7 @@
 #   FASTBLOCK_STRESS_SEED=7 bash ci/stress.sh
 #
 # Under the sanitizers the harness runs inside the test suite
-# (tests/test_stress.py, FASTBLOCK_STRESS_SECONDS set by ci/sanitize.sh).
+# (tests/stress/test_stress.py, FASTBLOCK_STRESS_SECONDS set by ci/sanitize.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -18,4 +18,4 @@ seconds=${FASTBLOCK_STRESS_SECONDS:-300}
 jobs=$("$python" -c "import os; print(max(1, min(4, len(os.sched_getaffinity(0)))))")
 args=(--seconds "$seconds" --jobs "$jobs")
 if [ -n "${FASTBLOCK_STRESS_SEED:-}" ]; then args+=(--seed "$FASTBLOCK_STRESS_SEED"); fi
-"$python" tests/stress.py "${args[@]}"
+"$python" tests/stress/stress.py "${args[@]}"

@@ -12,9 +12,10 @@
 #   files and untracked ones git does not ignore: no generated C, no .so,
 #   no build/ of the main job), in build's isolated environment. The sdist
 #   must hold every file of the copy's fastblock/ (the .pyx/.pxi/.pxd
-#   sources too) and tests/, setup.py, pyproject.toml, MANIFEST.in,
-#   README.md, and the C generated for each extension; the wheel the
-#   compiled module of each of those, and no generated C.
+#   sources too), tests/ and asv_bench/, setup.py, pyproject.toml,
+#   MANIFEST.in, README.md, and the C generated for each extension; the
+#   wheel the compiled module of each of those, no generated C, and nothing
+#   but the package (no tests, benchmarks or speed reports).
 # * A fresh virtual environment in a scratch directory gets the wheel and the
 #   core tests' packages from PyPI (ci/core_tests.sh). The tests run from a
 #   directory holding a copy of tests/ only: fastblock must be imported from
@@ -40,9 +41,10 @@ elapsed() { echo "($(( $(date +%s) - start )) s)"; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/fastblock-wheel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 copy_tree "$root" "$work/tree"
-# What the sdist must hold: the copy's files of the package and the tests,
-# and the build's own (before the build writes into the copy).
-(cd "$work/tree" && find fastblock tests -type f && printf '%s\n' setup.py pyproject.toml README.md MANIFEST.in) \
+# What the sdist must hold: the copy's files of the package, the tests and
+# asv_bench/ (the speed reports that tests/bench/ tests), and the build's
+# own (before the build writes into the copy).
+(cd "$work/tree" && find fastblock tests asv_bench -type f && printf '%s\n' setup.py pyproject.toml README.md MANIFEST.in) \
   >"$work/expected.txt"
 
 if ! "$python" -c "import build" 2>/dev/null; then
@@ -81,6 +83,13 @@ for ext in extensions:
 for name in modules:
     if name.endswith((".c", ".cpp", ".html")):
         problems.append(f"wheel holds generated {name}")
+# The wheel holds the library: no tests, benchmarks or speed reports.
+for name in names:
+    top, _, base = name.partition("/")
+    if top != "fastblock" and not top.endswith(".dist-info"):
+        problems.append(f"wheel holds {name}: only the package belongs there")
+    elif any(word in base for word in ("bench", "targets", "peers", "report")):
+        problems.append(f"wheel holds {name}: speed reports live in asv_bench/")
 print(f"sdist: {len(have)} files; wheel: {len(modules)} files in fastblock/, {len(extensions)} extensions")
 if problems:
     sys.exit("\n".join(problems))

@@ -6,13 +6,11 @@
    against the copy ceiling (``np.copyto`` of the same bytes between
    preallocated arrays), as GB/s and ratios.
 
-Runs in well under a minute on 2 cores. ``--quick`` skips the 64 MiB cases;
-``--full`` then measures every speed target (``fastblock._targets``), the
-transpose comparison (``fastblock._bench_transpose``) and the peer comparison,
-several minutes. ``--peers`` runs only the peer comparison
-(``fastblock._bench_peers``): ONNX Runtime, OpenVINO, PyTorch and TensorFlow,
-those installed, on the same cases, their results checked equal to fastblock's
-before timing; about a minute.
+Runs in well under a minute on 2 cores; ``--quick`` skips the 64 MiB cases.
+The full reports (every speed target, the transpose comparison, and ONNX
+Runtime, OpenVINO, PyTorch and TensorFlow on the same cases) are not part of
+the installed package: they live in the source repository, beside the asv
+benchmarks, as ``python asv_bench/report.py --targets|--transpose|--peers``.
 """
 from __future__ import annotations
 
@@ -23,8 +21,8 @@ from typing import Callable, List, NamedTuple
 import numpy as np
 
 import fastblock as fb
-from fastblock._bench import copy_ceiling, gigabytes_per_second, interleaved_medians
 from fastblock._reference import depth_to_space_ref, space_to_depth_ref
+from fastblock._timing import copy_ceiling, gigabytes_per_second, interleaved_medians
 
 
 def _progress(step: int, total: int, label: str) -> None:
@@ -170,18 +168,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastblock", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip the 64 MiB speed cases")
-    parser.add_argument("--full", action="store_true",
-                        help="also measure every speed target, the transpose and the peer comparisons")
-    parser.add_argument("--peers", action="store_true",
-                        help="only the comparison with ONNX Runtime, OpenVINO, PyTorch and TensorFlow")
     args = parser.parse_args(argv)
     from fastblock import _engine
     print(f"fastblock {fb.__version__}: numpy {np.__version__}, "
           f"{fb.get_num_threads()} threads, OpenMP {'on' if _engine.HAVE_OPENMP else 'off'}")
-    if args.peers:
-        from fastblock import _bench_peers
-        _bench_peers.report()
-        return 0
     print("Self-check against NumPy's reshape/transpose/copy and np.tile ...")
     failures = self_check()
     if failures:
@@ -190,14 +180,6 @@ def main(argv=None) -> int:
     print("Self-check passed: every operator, mode and layout matches NumPy.")
     print("Speed (medians of interleaved runs):")
     speed_report(quick=args.quick)
-    if args.full:
-        from fastblock import _bench_peers, _bench_transpose, _targets
-        print()
-        _targets.report()
-        print()
-        _bench_transpose.report()
-        print()
-        _bench_peers.report()
     return 0
 
 

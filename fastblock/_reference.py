@@ -1,8 +1,9 @@
 """NumPy's own way: the SPEC's reshape/transpose formulas in plain NumPy.
 
 Independent of the copy engine, this is the reference that the self-check
-(``python -m fastblock``), the benchmarks and the tests compare fastblock
-with, and the NumPy baseline of every speed figure."""
+(``python -m fastblock``), the tests and the benchmarks compare fastblock
+with, and the NumPy baseline of the speed reports. It imports only NumPy:
+``asv_bench/`` loads this file from the source tree, to check any build."""
 import numpy as np
 
 

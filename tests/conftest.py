@@ -1,8 +1,19 @@
-"""Shared fixtures for the fastblock test suite."""
+"""Shared fixtures for the fastblock test suite.
+
+pytest puts this folder on sys.path (no __init__.py), so every test folder
+imports the helpers here (``reference``); asv_bench/ goes there too, for the
+tests of the speed reports (``speed``), where the source tree has it."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import fastblock as fb
+
+_ASV_BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "asv_bench")
+if os.path.isdir(_ASV_BENCH) and _ASV_BENCH not in sys.path:
+    sys.path.insert(0, _ASV_BENCH)
 
 
 @pytest.fixture(autouse=True)

@@ -37,12 +37,20 @@ from __future__ import annotations
 import functools
 import math
 import os
-import time
+import sys
 import tracemalloc
 
 import numpy as np
 
 import fastblock as fb
+
+# asv_bench/, which holds speed/ beside this suite (asv imports the suite as
+# the package ``benchmarks``; its parent goes on sys.path whatever asv does).
+_ASV_BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _ASV_BENCH not in sys.path:
+    sys.path.insert(0, _ASV_BENCH)
+
+from speed.source import reference, timing  # noqa: E402
 
 
 def _flag(name: str) -> bool:
@@ -200,68 +208,8 @@ def cached_input(shape: tuple[int, ...], dtype: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
-# The SPEC's formulas in plain NumPy, copied from fastblock/_reference.py
-# (the tests' reference) so that this suite also runs against commits that
-# predate that module. Used only to check fastblock's results.
-
-def _to_channels_first(x, data_format):
-    if data_format == "channels_last":
-        return np.moveaxis(x, -1, 1)
-    if data_format == "NCHW_VECT_C":
-        n, groups, h, w, lanes = x.shape
-        return np.moveaxis(x, 4, 2).reshape(n, groups * lanes, h, w)
-    return x
-
-
-def _from_channels_first(y, data_format):
-    if data_format == "channels_last":
-        return np.moveaxis(y, 1, -1)
-    if data_format == "NCHW_VECT_C":
-        n, c, h, w = y.shape
-        return np.moveaxis(y.reshape(n, c // 4, 4, h, w), 2, 4)
-    return y
-
-
-def space_to_depth_ref(x, bs, mode="blocks_first", data_format="channels_first"):
-    x = _to_channels_first(np.asarray(x), data_format)
-    n, c, *spatial = x.shape
-    k = len(spatial)
-    split = [n, c]
-    for d in spatial:
-        split += [d // bs, bs]
-    xr = x.reshape(split)
-    offsets = [3 + 2 * i for i in range(k)]
-    positions = [2 + 2 * i for i in range(k)]
-    if mode in ("blocks_first", "DCR", "dcr"):
-        order = [0] + offsets + [1] + positions
-    else:
-        order = [0, 1] + offsets + positions
-    y = xr.transpose(order).reshape([n, c * bs ** k] + [d // bs for d in spatial])
-    return np.ascontiguousarray(_from_channels_first(y, data_format))
-
-
-def depth_to_space_ref(x, bs, mode="blocks_first", data_format="channels_first"):
-    x = _to_channels_first(np.asarray(x), data_format)
-    n, c, *spatial = x.shape
-    k = len(spatial)
-    cout = c // bs ** k
-    if mode in ("blocks_first", "DCR", "dcr"):
-        xr = x.reshape([n] + [bs] * k + [cout] + spatial)
-        order = [0, k + 1]
-        for i in range(k):
-            order += [k + 2 + i, 1 + i]
-    else:
-        xr = x.reshape([n, cout] + [bs] * k + spatial)
-        order = [0, 1]
-        for i in range(k):
-            order += [k + 2 + i, 2 + i]
-    y = xr.transpose(order).reshape([n, cout] + [d * bs for d in spatial])
-    return np.ascontiguousarray(_from_channels_first(y, data_format))
-
-
-# ---------------------------------------------------------------------------
 # NumPy's own way, as a NumPy user writes it at its best: split the axes with
-# reshape (views), transpose (a view), and copy once. The formulas above go
+# reshape (views), transpose (a view), and copy once. The reference formulas go
 # through channels_first and copy a second time for channels_last and
 # NCHW_VECT_C; timing them would flatter fastblock by a whole extra copy.
 
@@ -397,7 +345,7 @@ def block_case(op: str, mode: str, layout: str, rank: int, block_size: int, dtyp
             return fb.space_to_depth(x, block_size, mode, layout, out=out, num_threads=n_threads)
 
         case = Case(x, depth_shape, call, recipe.space_to_depth,
-                    lambda x: space_to_depth_ref(x, block_size, mode, layout))
+                    lambda x: reference.space_to_depth_ref(x, block_size, mode, layout))
     else:
         x = cached_input(depth_shape, dtype)
         recipe.check_views(np.empty(space_shape, dtype), x)
@@ -406,7 +354,7 @@ def block_case(op: str, mode: str, layout: str, rank: int, block_size: int, dtyp
             return fb.depth_to_space(x, block_size, mode, layout, out=out, num_threads=n_threads)
 
         case = Case(x, space_shape, call, recipe.depth_to_space,
-                    lambda x: depth_to_space_ref(x, block_size, mode, layout))
+                    lambda x: reference.depth_to_space_ref(x, block_size, mode, layout))
     return checked((op, mode, layout, rank, block_size, dtype, size, threads), case)
 
 
@@ -518,57 +466,19 @@ def tile_case(rank: int, pattern: str, factor: int, dtype: str, size: str, threa
 # ---------------------------------------------------------------------------
 # Timing for the derived figures
 
-def interleaved_medians(functions, rounds=None, min_seconds=2e-3):
-    """Median seconds per call of each function, run round-robin.
-
-    Each function is called once first (pages touched, caches and the
-    thread team warm); a call shorter than ``min_seconds`` is repeated in a
-    loop and averaged, so microsecond calls are not lost in the timer's
-    resolution. Interleaving makes machine noise hit every function alike.
-    Under FASTBLOCK_ASV_QUICK each function is called and timed once, with
-    no warm-up: a smoke run only checks that the figure can be computed.
-    """
-    if QUICK and rounds is None:
-        return {name: _seconds_once(fn) for name, fn in functions.items()}
-    if rounds is None:
-        rounds = 7
-    loops = {}
-    for name, fn in functions.items():
-        start = time.perf_counter()
-        fn()
-        once = time.perf_counter() - start
-        if once < min_seconds:
-            start = time.perf_counter()
-            fn()
-            once = max(time.perf_counter() - start, 1e-9)
-        loops[name] = max(1, min(100_000, int(min_seconds / once)))
-    samples = {name: [] for name in functions}
-    for _ in range(rounds):
-        for name, fn in functions.items():
-            count = loops[name]
-            start = time.perf_counter()
-            for _ in range(count):
-                fn()
-            samples[name].append((time.perf_counter() - start) / count)
-    return {name: float(np.median(times)) for name, times in samples.items()}
-
-
-def _seconds_once(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return max(time.perf_counter() - start, 1e-9)
-
-
-def copy_ceiling(nbytes: int):
-    """np.copyto of ``nbytes`` between two preallocated, already-written arrays."""
-    src = np.ones(nbytes, dtype=np.uint8)
-    dst = np.ones(nbytes, dtype=np.uint8)  # np.zeros would leave its pages unmapped
-    return lambda: np.copyto(dst, src)
+def interleaved_medians(functions, rounds=7, min_seconds=2e-3):
+    """Median seconds per call of each function, run round-robin (see
+    ``fastblock/_timing.py``). Under FASTBLOCK_ASV_QUICK each function is
+    called and timed once, with no warm-up: a smoke run only checks that the
+    figure can be computed."""
+    if QUICK:
+        return {name: timing.seconds_once(fn) for name, fn in functions.items()}
+    return timing.interleaved_medians(functions, rounds, min_seconds)
 
 
 def call_and_copy_seconds(call, nbytes: int):
     """(seconds per ``call()``, seconds per copy of ``nbytes``), interleaved."""
-    times = interleaved_medians({"call": call, "copy": copy_ceiling(nbytes)})
+    times = interleaved_medians({"call": call, "copy": timing.copy_ceiling(nbytes)})
     return times["call"], times["copy"]
 
 
@@ -589,8 +499,8 @@ def allocated_over_result(call, result_nbytes: int) -> float:
 # ``make_case(*params)``. Names start with ``_`` so asv does not collect them
 # from this module; it collects their methods in the subclasses.
 
-class _FastblockBench:
-    """fastblock's call: time, GB/s and time over the copy ceiling."""
+class _CaseBench:
+    """A benchmark of the Case that ``make_case`` builds from the parameters."""
 
     timeout = 300.0
 
@@ -599,6 +509,13 @@ class _FastblockBench:
 
     def setup(self, *params):
         self.case = self.make_case(*params)
+
+
+class _FastblockBench(_CaseBench):
+    """fastblock's call: time, GB/s and time over the copy ceiling."""
+
+    def setup(self, *params):
+        super().setup(*params)
         self.out = None
 
     def time_call(self, *params):
@@ -637,16 +554,8 @@ class _NumpyBench(_FastblockBench):
         return lambda: self.case.numpy(out)
 
 
-class _MemoryBench:
+class _MemoryBench(_CaseBench):
     """Peak memory and allocations of one call, fastblock and NumPy's way."""
-
-    timeout = 300.0
-
-    def make_case(self, *params) -> Case:
-        raise NotImplementedError
-
-    def setup(self, *params):
-        self.case = self.make_case(*params)
 
     def peakmem_fastblock(self, *params):
         self.case.fastblock()

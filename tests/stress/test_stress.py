@@ -1,4 +1,4 @@
-"""The differential stress harness (tests/stress.py), for a time budget.
+"""The differential stress harness (tests/stress/stress.py), for a time budget.
 
 ``FASTBLOCK_STRESS_SECONDS`` sets the budget (default 30 s; CI runs
 ``ci/stress.sh`` for longer), ``FASTBLOCK_STRESS_SEED`` the seed (default:

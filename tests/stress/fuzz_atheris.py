@@ -3,16 +3,16 @@
 Not a pytest module (pytest does not collect this file); run it by hand::
 
     pip install atheris
-    python tests/fuzz_atheris.py -max_total_time=300          # five minutes
-    python tests/fuzz_atheris.py -atheris_runs=100000 corpus/  # keep a corpus
+    python tests/stress/fuzz_atheris.py -max_total_time=300          # five minutes
+    python tests/stress/fuzz_atheris.py -atheris_runs=100000 corpus/  # keep a corpus
 
-It draws the same kinds of calls as ``tests/test_fuzz.py`` (ranks 0-7, every
+It draws the same kinds of calls as ``tests/stress/test_fuzz.py`` (ranks 0-7, every
 dtype, strided and negative-step views, overlapping outs, wrong and huge
 arguments) from libFuzzer's bytes, and checks each with the same oracle
-(``tests/fuzz_oracle.py``): the reference result or the SPEC's exception,
+(``tests/stress/fuzz_oracle.py``): the reference result or the SPEC's exception,
 no stray writes, no half-written ``out``. Any failed check is reported as a
 crash with the input that caused it, which replays with
-``python tests/fuzz_atheris.py CRASH_FILE``. Under the sanitizer build
+``python tests/stress/fuzz_atheris.py CRASH_FILE``. Under the sanitizer build
 (``ci/sanitize.sh`` builds one; run this file with the same LD_PRELOAD and
 ASAN_OPTIONS) memory errors in the kernels are caught as well.
 """
@@ -22,7 +22,8 @@ import sys
 
 import atheris
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]  # test_fuzz beside it, reference in tests/
 
 with atheris.instrument_imports(include=["fastblock", "fuzz_oracle"]):
     import numpy as np
@@ -44,7 +45,6 @@ from test_fuzz import (  # noqa: E402  (the shared value lists and builders)
     VALID_REPEAT_ENTRIES,
     VALID_THREADS,
     _build,
-    _flat_view,
 )
 
 
@@ -114,18 +114,7 @@ def make_case(fdp):
         # x and out in one flat buffer: overlapping, interleaved or apart
         x_step, out_step = pick(fdp, [1, 2, -1, -2]), pick(fdp, [1, 2, -1, -2])
         x_off, out_off = fdp.ConsumeIntInRange(0, 3), fdp.ConsumeIntInRange(0, 2 * x.size + 2)
-        n_out = int(np.prod(result_shape))
-        length = max(x_off + max(x.size - 1, 0) * abs(x_step) + 1,
-                     out_off + max(n_out - 1, 0) * abs(out_step) + 1)
-        flat = np.empty(length, dtype=dtype)
-        fill(flat, rng)
-        new_x = _flat_view(flat, x_off, x_step, x.shape)
-        new_x[...] = x
-        case.x = new_x
-        case.buffers[:] = [flat]
-        case.out = _flat_view(flat, out_off, out_step, result_shape)
-        case.out_buffer = flat
-        case.out_view = lambda b: _flat_view(b, out_off, out_step, result_shape)
+        case.share_one_buffer(result_shape, x_off, x_step, out_off, out_step, rng)
     else:  # the right shape, maybe read-only
         out_buffer = np.empty(result_shape, dtype=dtype)
         fill(out_buffer, rng)

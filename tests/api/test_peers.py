@@ -148,6 +148,27 @@ def _block_input_shape(op_type, bs, n, c, h, w):
     return (n, c * bs * bs, h, w)
 
 
+def _block_model(case, bs, dtype):
+    """The one-node opset-13 ONNX model of a BLOCK_CASES entry."""
+    op_type, onnx_mode, _, _ = case
+    attrs = {"blocksize": bs}
+    if onnx_mode:
+        attrs["mode"] = onnx_mode
+    return _model(op_type, dtype, [("x", dtype, 4)], 13, **attrs)
+
+
+def _check_block_op(session, case, bs, dtype, shapes, rng):
+    """fastblock's result equals ``session.run``'s (ONNX's reference
+    evaluator or ONNX Runtime) on inputs of each ``_block_input_shape``."""
+    op_type, _, op, mode = case
+    for shape_args in shapes:
+        x = _random(_block_input_shape(op_type, bs, *shape_args), dtype, rng)
+        (expected,) = session.run(None, {"x": x})
+        got = op(x, bs, mode)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint8,
                                    np.int32, np.int64, np.bool_])
 @pytest.mark.parametrize("bs", [1, 2, 3, 4])
@@ -155,18 +176,8 @@ def _block_input_shape(op_type, bs, n, c, h, w):
 def test_onnx_reference_evaluator_block_ops(case, bs, dtype, rng):
     pytest.importorskip("onnx")
     from onnx.reference import ReferenceEvaluator
-    op_type, onnx_mode, op, mode = case
-    attrs = {"blocksize": bs}
-    if onnx_mode:
-        attrs["mode"] = onnx_mode
-    model = _model(op_type, dtype, [("x", dtype, 4)], 13, **attrs)
-    session = ReferenceEvaluator(model)
-    for shape_args in [(1, 1, 1, 1), (2, 3, 2, 3), (1, 2, 5, 1)]:
-        x = _random(_block_input_shape(op_type, bs, *shape_args), dtype, rng)
-        (expected,) = session.run(None, {"x": x})
-        got = op(x, bs, mode)
-        assert got.dtype == expected.dtype
-        np.testing.assert_array_equal(got, expected)
+    session = ReferenceEvaluator(_block_model(case, bs, dtype))
+    _check_block_op(session, case, bs, dtype, [(1, 1, 1, 1), (2, 3, 2, 3), (1, 2, 5, 1)], rng)
 
 
 def test_onnx_reference_evaluator_space_to_depth_crd(rng):
@@ -194,18 +205,9 @@ ORT_BLOCK_DTYPES = [np.float32, np.float64, np.float16, np.int8, np.uint8]
 @pytest.mark.parametrize("case", BLOCK_CASES, ids=["S2D", "D2S-DCR", "D2S-CRD"])
 def test_onnxruntime_block_ops(case, bs, dtype, rng):
     ort = pytest.importorskip("onnxruntime")
-    op_type, onnx_mode, op, mode = case
-    attrs = {"blocksize": bs}
-    if onnx_mode:
-        attrs["mode"] = onnx_mode
-    model = _model(op_type, dtype, [("x", dtype, 4)], 13, **attrs)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for shape_args in [(1, 1, 1, 1), (2, 3, 2, 3), (3, 2, 4, 5)]:
-        x = _random(_block_input_shape(op_type, bs, *shape_args), dtype, rng)
-        (expected,) = session.run(None, {"x": x})
-        got = op(x, bs, mode)
-        assert got.dtype == expected.dtype
-        np.testing.assert_array_equal(got, expected)
+    session = ort.InferenceSession(_block_model(case, bs, dtype).SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    _check_block_op(session, case, bs, dtype, [(1, 1, 1, 1), (2, 3, 2, 3), (3, 2, 4, 5)], rng)
 
 
 TILE_CASES = [

@@ -3,15 +3,11 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from reference import assert_same_array
 
 
 def _check(result, x, repeats):
-    expected = np.tile(x, repeats)
-    assert isinstance(result, np.ndarray)
-    assert result.dtype == expected.dtype
-    assert result.shape == expected.shape
-    assert result.flags.c_contiguous
-    np.testing.assert_array_equal(result, expected)
+    assert_same_array(result, np.tile(x, repeats))
     # always a new array
     assert result is not x
     assert not np.shares_memory(result, x)

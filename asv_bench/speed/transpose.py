@@ -2,13 +2,13 @@
 
 Each case is timed against the copy ceiling (``np.copyto`` of the result's
 bytes between two preallocated, already-written arrays, in this process,
-interleaved with the case: see :mod:`fastblock._bench`), against NumPy
+interleaved with the case: see ``fastblock/_timing.py``), against NumPy
 (``np.copyto(out, x.transpose(axes))`` into a preallocated array, and
 ``np.ascontiguousarray(x.transpose(axes))``, a fresh array), and against
 PyTorch's ``permute`` where ``torch`` can be imported
 (``out.copy_(t.permute(axes))`` and ``t.permute(axes).contiguous()``).
 
-``report()`` prints the table; ``python -m fastblock --full`` calls it.
+``report()`` prints the table; ``python asv_bench/report.py --transpose`` calls it.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 import numpy as np
 
 import fastblock as fb
-from fastblock._bench import copy_ceiling, gigabytes_per_second, interleaved_medians
+
+from .source import timing
 
 
 class TransposeCase(NamedTuple):
@@ -55,7 +56,7 @@ def _functions(case: TransposeCase, x: np.ndarray, out: np.ndarray,
                torch) -> Dict[str, Callable[[], object]]:
     axes = case.axes
     functions = {
-        "copy": copy_ceiling(out.nbytes),
+        "copy": timing.copy_ceiling(out.nbytes),
         "fastblock out=": lambda: fb.transpose(x, axes, out=out),
         "fastblock new": lambda: fb.transpose(x, axes),
         "numpy copyto": lambda: np.copyto(out, x.transpose(axes)),
@@ -80,7 +81,7 @@ def measure(case: TransposeCase, torch=None) -> Tuple[int, Dict[str, float]]:
     if not np.array_equal(fb.transpose(x, case.axes), expected):
         raise AssertionError(f"fb.transpose differs from NumPy on {case.label}")
     del expected
-    times = interleaved_medians(_functions(case, x, out, torch), rounds=case.rounds)
+    times = timing.interleaved_medians(_functions(case, x, out, torch), rounds=case.rounds)
     return out.nbytes, times
 
 
@@ -102,10 +103,10 @@ def report(cases: Optional[List[TransposeCase]] = None) -> Dict[str, Dict[str, f
                 continue
             speed_up = "" if name.startswith("fastblock") else \
                 f"{seconds / t['fastblock out=' if 'new' not in name else 'fastblock new']:10.2f}x"
-            print(f"  {name:44} {seconds * 1e3:7.2f}ms {gigabytes_per_second(nbytes, seconds):6.2f} "
+            print(f"  {name:44} {seconds * 1e3:7.2f}ms {timing.gigabytes_per_second(nbytes, seconds):6.2f} "
                   f"{seconds / t['copy']:6.2f} {speed_up:>11}")
         print(f"  {'copy ceiling (np.copyto, 1 thread)':44} {t['copy'] * 1e3:7.2f}ms "
-              f"{gigabytes_per_second(nbytes, t['copy']):6.2f} {1.0:6.2f}")
+              f"{timing.gigabytes_per_second(nbytes, t['copy']):6.2f} {1.0:6.2f}")
     print("GB/s: result bytes per second. /copy: time over np.copyto of the same bytes between\n"
           "preallocated, touched arrays (1.00 = a one-thread memory copy; lower is faster).\n"
           "fb speed-up: that row's time over fastblock's (out= rows against fastblock out=,\n"

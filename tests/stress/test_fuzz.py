@@ -14,12 +14,12 @@ input; valid and wrong ``block_size``, ``repeats``, ``mode``, ``data_format``,
 2**64). Some inputs are large enough (> 256 KiB) to run on several threads,
 and half the calls stream their destination (``_stream.pxi``), which
 the engine would otherwise do only for copies of 8 MiB or more.
-``tests/fuzz_oracle.py`` says what each call must do.
+``tests/stress/fuzz_oracle.py`` says what each call must do.
 
 Budget: ``FASTBLOCK_FUZZ_EXAMPLES`` examples per test (default 600: the file
 runs in well under a minute on 2 cores). The long run, on demand::
 
-    FASTBLOCK_FUZZ_EXAMPLES=20000 python -m pytest tests/test_fuzz.py -p no:cacheprovider
+    FASTBLOCK_FUZZ_EXAMPLES=20000 python -m pytest tests/stress/test_fuzz.py -p no:cacheprovider
 
 ``FASTBLOCK_FUZZ_STATS=path.json`` writes the counts of calls by operator and
 outcome, and of the error paths hit.
@@ -164,15 +164,6 @@ def _build(shape, dtype, layout, rng):
     return view, buffer, view_of
 
 
-def _flat_view(flat, offset, step, shape):
-    n = math.prod(shape)
-    a = abs(step)
-    v = flat[offset:offset + (n - 1) * a + 1:a] if n else flat[offset:offset]
-    if step < 0:
-        v = v[::-1]
-    return v.reshape(shape)
-
-
 
 def _make_x(draw, shape, dtype, rng, case: Case, allow_list=True):
     layout = _layout(draw, shape, allow_broadcast=True)
@@ -224,22 +215,12 @@ def _add_out(draw, case: Case, result_shape, dtype, rng, clean=False):
             return
         x_step = draw(st.sampled_from([1, 2, -1, -2, 3]))
         out_step = draw(st.sampled_from([1, 2, -1, -2, 3]))
-        nx, no = x.size, math.prod(shape)
+        nx = x.size
         x_off = draw(st.integers(0, 3))
         # One past x's last item (x_off + 1 for an empty x: never negative).
         out_off = draw(st.sampled_from([0, 1, 2, x_off + 1, x_off + max(nx - 1, 0) * abs(x_step) + 1,
                                         x_off + nx * abs(x_step) // 2]))
-        length = max(x_off + max(nx - 1, 0) * abs(x_step) + 1,
-                     out_off + max(no - 1, 0) * abs(out_step) + 1)
-        flat = np.empty(length, dtype=dtype)
-        fill(flat, rng)
-        new_x = _flat_view(flat, x_off, x_step, x.shape)
-        new_x[...] = x
-        case.x = new_x
-        case.buffers[:] = [flat]
-        case.out = _flat_view(flat, out_off, out_step, shape)
-        case.out_buffer = flat
-        case.out_view = lambda buf: _flat_view(buf, out_off, out_step, shape)
+        case.share_one_buffer(shape, x_off, x_step, out_off, out_step, rng)
     elif mode == "not_array":
         case.out = draw(st.sampled_from([[0], 0, {}, memoryview(b"abcd"),
                                          "out", np.float64(0)]))

@@ -1,4 +1,4 @@
-"""The speed targets, measured: ``python -m fastblock --full``.
+"""The speed targets, measured: ``python asv_bench/report.py --targets``.
 
 Each figure is a ratio to a reference timed in the same process and
 interleaved with the case (medians), so that machine noise hits both:
@@ -17,24 +17,22 @@ Target 1 is stated as "<= 0.65 (that is >= 85 % of a two-thread copy)": the
 two agree where a two-thread copy takes 0.55 of a one-thread one, as on the
 Xeon the targets were set on. On other machines they differ (the 2-core AMD
 EPYC CI machine of 2026-11: 0.66 to 0.89), so the report first measures this
-machine's floors (:func:`machine_floors`) and gives target 1 both ways.
+machine's floors (:func:`.machine.machine_floors`) and gives target 1 both ways.
 """
 from __future__ import annotations
 
 import itertools
-import platform
 import sys
-import threading
 import tracemalloc
-from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional
+from typing import Callable, Iterable, Iterator, List, NamedTuple
 
 import numpy as np
 
 import fastblock as fb
-from fastblock._bench import interleaved_medians
-from fastblock._reference import depth_to_space_ref
 
-LARGE = 64 << 20
+from .machine import LARGE, cpu_name, huge_page_share, machine_floors
+from .source import reference, timing
+
 CACHED = 1 << 20
 
 
@@ -97,80 +95,6 @@ def _large_cases() -> Iterator[Case]:
     yield Case("tile uint8 [n,3] (1, 64)", pixels, lambda x, **kw: fb.tile(x, (1, 64), **kw))
 
 
-def cpu_name() -> str:
-    """The processor's model name (``/proc/cpuinfo`` where there is one)."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            fields = dict(line.split(":", 1) for line in info if ":" in line)
-    except OSError:
-        fields = {}
-    name = fields.get("model name\t", "").strip()
-    family = fields.get("cpu family\t", "").strip()
-    model = fields.get("model\t\t", "").strip()
-    if name and family:
-        name += f" (family {family}, model {model})"
-    return name or platform.processor() or platform.machine() or "unknown"
-
-
-def two_thread_copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """``np.copyto(dst, src)`` of two 1-D byte arrays, each half by its own
-    thread (NumPy releases the GIL while it copies)."""
-    half = src.size // 2
-    helper = threading.Thread(target=np.copyto, args=(dst[:half], src[:half]))
-    helper.start()
-    np.copyto(dst[half:], src[half:])
-    helper.join()
-
-
-def machine_floors(nbytes: int = LARGE, rounds: int = 7) -> Dict[str, float]:
-    """What plain copies of ``nbytes`` cost on this machine, each over a
-    one-thread ``np.copyto`` between preallocated, touched arrays (medians
-    of interleaved runs): ``two_thread_copy``, ``fastblock_copy`` (the
-    engine's own contiguous copy, default threads: streamed when large) and
-    ``fresh_copy`` (``x.copy()``, the reference of target 2)."""
-    src = np.ones(nbytes, np.uint8)
-    dst = np.zeros(nbytes, np.uint8)
-    t = interleaved_medians({
-        "copy": lambda: np.copyto(dst, src),
-        "two_thread_copy": lambda: two_thread_copy(dst, src),
-        "fastblock_copy": lambda: fb.transpose(src, (0,), out=dst),
-        "fresh_copy": lambda: src.copy(),
-    }, rounds=rounds)
-    return {name: seconds / t["copy"] for name, seconds in t.items() if name != "copy"}
-
-
-def huge_page_share(arr: np.ndarray, smaps: Optional[str] = None) -> Optional[float]:
-    """The share of ``arr``'s bytes the kernel holds in transparent huge
-    pages, from the ``AnonHugePages`` of the mappings that hold it in
-    ``/proc/self/smaps`` (or in the text ``smaps``); None where that cannot
-    be read. Exact for large arrays, which NumPy maps on their own; a small
-    array shares its mapping, whose huge pages all count (at most its size).
-
-    Target 2 depends on it: a new result's fresh pages cost one fault and one
-    2 MiB zeroing each when huge, 512 faults when not.
-    """
-    low = arr.__array_interface__["data"][0]
-    high = low + arr.nbytes
-    if smaps is None:
-        try:
-            with open("/proc/self/smaps") as f:
-                smaps = f.read()
-        except OSError:
-            return None
-    huge_kib = 0
-    holds = False
-    for line in smaps.splitlines():
-        fields = line.split()
-        if not fields:
-            continue
-        if "-" in fields[0] and not fields[0].endswith(":"):
-            start, end = (int(v, 16) for v in fields[0].split("-"))
-            holds = start < high and low < end
-        elif holds and fields[0] == "AnonHugePages:":
-            huge_kib += int(fields[1])
-    return min(huge_kib * 1024, arr.nbytes) / arr.nbytes if arr.nbytes else 0.0
-
-
 def _ratio_rows(cases: Iterable[Case], count: int, rounds: int,
                 huge_pages: bool = False) -> List[tuple]:
     """(label, out=/copy, new/x.copy(), copy seconds, huge_page_share of a
@@ -183,7 +107,7 @@ def _ratio_rows(cases: Iterable[Case], count: int, rounds: int,
         out = np.empty_like(result)
         src = np.ones(result.nbytes, np.uint8)
         dst = np.zeros(result.nbytes, np.uint8)
-        t = interleaved_medians({
+        t = timing.interleaved_medians({
             "copy": lambda: np.copyto(dst, src),
             "fresh copy": lambda: src.copy(),
             "out": lambda: case.run(case.x, out=out),
@@ -238,10 +162,10 @@ def report() -> None:
 
     tiny = np.ones((1, 8, 4, 4), np.float32)
     tiny_out = fb.depth_to_space(tiny, 2)
-    t = interleaved_medians({
+    t = timing.interleaved_medians({
         "fastblock": lambda: fb.depth_to_space(tiny, 2),
         "fastblock out=": lambda: fb.depth_to_space(tiny, 2, out=tiny_out),
-        "numpy": lambda: depth_to_space_ref(tiny, 2),
+        "numpy": lambda: reference.depth_to_space_ref(tiny, 2),
     }, rounds=9, min_seconds=5e-3)
     print("\n4. Per call, [1, 8, 4, 4] float32 depth_to_space (target <= 2 us, below NumPy)")
     print(f"  fastblock {t['fastblock'] * 1e6:.2f} us, with out= {t['fastblock out='] * 1e6:.2f} us, "
@@ -258,7 +182,7 @@ def report() -> None:
     out = fb.space_to_depth(base, 2)
     for label, view in (("stepped view [..., ::2]", stepped), ("stepped view [:, ::2]", channel_steps),
                         ("Fortran order", fortran), ("NHWC array viewed as NCHW", nhwc_view)):
-        t = interleaved_medians({
+        t = timing.interleaved_medians({
             "contiguous": lambda: fb.space_to_depth(base, 2, out=out),
             "strided": lambda: fb.space_to_depth(view, 2, out=out),
         }, rounds=7)

@@ -2,7 +2,7 @@
 
 Every installed peer computes the same operator on the same input. Before
 anything is timed, fastblock's result is checked equal to NumPy's
-(:mod:`fastblock._reference`, ``np.tile``) and each peer's result equal to
+(``fastblock/_reference.py``, ``np.tile``) and each peer's result equal to
 fastblock's (values, shape and dtype). A peer whose result differs is listed
 as WRONG OUTPUT and not timed. A peer without an operator for the case
 (TensorFlow's CPU kernels are NHWC and blocks_first only; ONNX's and
@@ -12,7 +12,7 @@ fails to build or run a case, gets one line saying why and is skipped.
 
 The contestants, timed round-robin with the copy ceiling (``np.copyto`` of
 the result's bytes between two preallocated, touched arrays; see
-:mod:`fastblock._bench`), all with fastblock's thread count:
+``fastblock/_timing.py``), all with fastblock's thread count:
 
 - fastblock into a preallocated ``out=``, and into a new result;
 - NumPy's way: reshape/transpose/copy (the SPEC's formulas) or ``np.tile``;
@@ -33,7 +33,7 @@ the result's bytes between two preallocated, touched arrays; see
   ``tf.nn.space_to_depth`` / ``tf.nn.depth_to_space`` (NHWC) and ``tf.tile``
   on a tensor made once before timing.
 
-``report()`` prints the table; ``python -m fastblock --peers`` calls it.
+``report()`` prints the table; ``python asv_bench/report.py --peers`` calls it.
 """
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import fastblock as fb
-from fastblock._bench import copy_ceiling, interleaved_medians
-from fastblock._reference import depth_to_space_ref, space_to_depth_ref
+
+from .source import reference, timing
 
 
 class PeerCase(NamedTuple):
@@ -131,8 +131,8 @@ def run_numpy(case: PeerCase, x: np.ndarray) -> np.ndarray:
     """NumPy's way: the SPEC's reshape/transpose/copy, or ``np.tile``."""
     if case.op == "tile":
         return np.tile(x, case.repeats)
-    reference = space_to_depth_ref if case.op == "space_to_depth" else depth_to_space_ref
-    return reference(x, case.block_size, case.mode, _data_format(case))
+    formula = getattr(reference, f"{case.op}_ref")
+    return formula(x, case.block_size, case.mode, _data_format(case))
 
 
 def block_permutation(case: PeerCase, shape: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -482,10 +482,10 @@ def measure(case: PeerCase, loaded: list[tuple[Peer, Any]], threads: int,
         for run in runs:
             functions[run.name] = run.call
             into_out[run.name] = run.into_out
-    functions["copy"] = copy_ceiling(expected.nbytes)
+    functions["copy"] = timing.copy_ceiling(expected.nbytes)
     label = case_label(case, expected.nbytes)
     del expected, result
-    return Measurement(label, interleaved_medians(functions, rounds=rounds), into_out, notes)
+    return Measurement(label, timing.interleaved_medians(functions, rounds=rounds), into_out, notes)
 
 
 def report(threads: int | None = None, cases: list[PeerCase] | None = None) -> list[Measurement]:

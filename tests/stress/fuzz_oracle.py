@@ -1,7 +1,7 @@
 """The fuzzers' oracle: what a fastblock call must do for given arguments, and
 the checks that it did exactly that.
 
-Shared by ``tests/test_fuzz.py`` (hypothesis) and ``tests/fuzz_atheris.py``
+Shared by ``tests/stress/test_fuzz.py`` (hypothesis) and ``tests/stress/fuzz_atheris.py``
 (coverage-guided); it is not a test module itself. The expectations are the
 SPEC's, written out independently of the library's own checks:
 
@@ -354,6 +354,16 @@ def fill(arr: np.ndarray, rng: np.random.Generator) -> None:
 
 # ---------------------------------------------------------------- the check
 
+def _flat_view(flat, offset, step, shape):
+    """``shape`` items of the 1-D ``flat`` from ``offset``, every ``step`` (may be < 0)."""
+    n = math.prod(shape)
+    a = abs(step)
+    v = flat[offset:offset + (n - 1) * a + 1:a] if n else flat[offset:offset]
+    if step < 0:
+        v = v[::-1]
+    return v.reshape(shape)
+
+
 @dataclass
 class Case:
     """One call: ``fn(x, *args, out=..., num_threads=...)`` and the buffers
@@ -382,6 +392,23 @@ class Case:
         if self.num_threads is not None:
             kwargs["num_threads"] = self.num_threads
         return fn(self.x, *self.args, **kwargs)
+
+    def share_one_buffer(self, result_shape, x_off: int, x_step: int, out_off: int,
+                         out_step: int, rng: np.random.Generator) -> None:
+        """Make ``x`` (same values) and ``out`` views of one flat buffer:
+        ``x`` from item ``x_off`` every ``x_step`` items, ``out`` from
+        ``out_off`` every ``out_step`` (overlapping, interleaved or apart)."""
+        x = np.asarray(self.x)
+        length = max(x_off + max(x.size - 1, 0) * abs(x_step) + 1,
+                     out_off + max(math.prod(result_shape) - 1, 0) * abs(out_step) + 1)
+        flat = np.empty(length, dtype=x.dtype)
+        fill(flat, rng)
+        self.x = _flat_view(flat, x_off, x_step, x.shape)
+        self.x[...] = x
+        self.buffers[:] = [flat]
+        self.out = _flat_view(flat, out_off, out_step, result_shape)
+        self.out_buffer = flat
+        self.out_view = lambda buf: _flat_view(buf, out_off, out_step, result_shape)
 
     def __repr__(self) -> str:
         def describe(a):

@@ -1,10 +1,10 @@
-"""The helpers behind the machine floors of ``python -m fastblock --full``
-(``fastblock._targets``): the plain copies that target 1's two readings and
-target 2 are measured against."""
+"""The helpers behind the machine floors of the speed targets report
+(``asv_bench/speed/machine.py``): the plain copies that target 1's two
+readings and target 2 are measured against."""
 import numpy as np
 import pytest
 
-from fastblock import _targets
+from speed import machine
 
 
 @pytest.mark.parametrize("nbytes", [1, 2, 4097, 1 << 20])
@@ -12,19 +12,19 @@ def test_two_thread_copy_copies_every_byte(nbytes):
     rng = np.random.default_rng(nbytes)
     src = rng.integers(0, 256, nbytes, dtype=np.uint8)
     dst = np.zeros(nbytes + 2, np.uint8)  # a sentinel byte on each side
-    _targets.two_thread_copy(dst[1:-1], src)
+    machine.two_thread_copy(dst[1:-1], src)
     assert np.array_equal(dst[1:-1], src)
     assert dst[0] == 0 and dst[-1] == 0
 
 
 def test_machine_floors_are_positive_ratios():
-    floors = _targets.machine_floors(1 << 16, rounds=1)
+    floors = machine.machine_floors(1 << 16, rounds=1)
     assert set(floors) == {"two_thread_copy", "fastblock_copy", "fresh_copy"}
     assert all(np.isfinite(v) and v > 0 for v in floors.values())
 
 
 def test_cpu_name_is_the_processor_model():
-    name = _targets.cpu_name()
+    name = machine.cpu_name()
     assert isinstance(name, str) and name.strip() == name and name
     try:
         with open("/proc/cpuinfo") as info:
@@ -53,16 +53,16 @@ def test_huge_page_share_counts_the_mappings_that_hold_the_array():
     text = _smaps((low - 3 * page, low - page, 4096), (low - page, low + page, 2048),
                   (low + page, low + 3 * page, 4096), (low + 3 * page, low + 5 * page, 1024),
                   (low + 5 * page, low + 9 * page, 8192))
-    assert _targets.huge_page_share(x, text) == (2048 + 4096 + 1024) * 1024 / x.nbytes
-    assert _targets.huge_page_share(x, _smaps((low, low + x.nbytes, 0))) == 0.0
+    assert machine.huge_page_share(x, text) == (2048 + 4096 + 1024) * 1024 / x.nbytes
+    assert machine.huge_page_share(x, _smaps((low, low + x.nbytes, 0))) == 0.0
     # Never more than the whole array, even when its mapping holds more.
-    assert _targets.huge_page_share(x, _smaps((low - page, low + 8 * page, 16384))) == 1.0
-    assert _targets.huge_page_share(x, "") == 0.0
+    assert machine.huge_page_share(x, _smaps((low - page, low + 8 * page, 16384))) == 1.0
+    assert machine.huge_page_share(x, "") == 0.0
 
 
 def test_huge_page_share_of_this_process():
     x = np.ones(8 << 20, np.uint8)
-    share = _targets.huge_page_share(x)
+    share = machine.huge_page_share(x)
     try:
         open("/proc/self/smaps").close()
     except OSError:

@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _python_blocks():
@@ -24,7 +24,7 @@ def _stated_shapes(block):
 def test_readme_examples_run_and_state_true_shapes():
     # The blocks read as one session: later ones use names from earlier ones.
     # The Dask example's cluster sits under `if __name__ == "__main__"`, so
-    # it is not started here (tests/test_dask.py runs a LocalCluster).
+    # it is not started here (tests/api/test_dask.py runs a LocalCluster).
     namespace = {"__name__": "readme_example"}
     for index, block in enumerate(_python_blocks()):
         exec(compile(block, f"README block {index}", "exec"), namespace)

@@ -19,9 +19,9 @@ them faults at once. Checked for every run: the result's bytes, shape and
 dtype, every byte of ``out``'s buffer outside the view, and the source's
 buffer.
 
-    python tests/stress.py --seconds 1800           # seeds from the commit, then on
-    python tests/stress.py --seconds 300 --seed 7 --jobs 2
-    python tests/stress.py --replay 7:1234:2        # one run of one case, verbosely
+    python tests/stress/stress.py --seconds 1800           # seeds from the commit, then on
+    python tests/stress/stress.py --seconds 300 --seed 7 --jobs 2
+    python tests/stress/stress.py --replay 7:1234:2        # one run of one case, verbosely
 
 A failure prints a ``--replay`` line for the run. Cases run in worker
 processes: a crash is reported with the run it happened in, and the
@@ -45,8 +45,10 @@ from typing import Callable
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+# tests/, which holds the reference (this file runs as a script too).
+TESTS = os.path.dirname(HERE)
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
 
 import fastblock as fb  # noqa: E402
 from fastblock import _engine  # noqa: E402
@@ -455,13 +457,7 @@ def case_batch(rng, dtype, to_batch: bool) -> Case:
         shape = [1] + core
         growth = -(-math.prod(b + c + e for b, c, e in zip(begin[1:], core, end[1:])) // math.prod(core))
         fit_axis(shape, 0, dtype.itemsize, min(draw_bytes(rng), MAX_CASE_BYTES) // growth)
-
-        def call(x, out, threads):
-            return fb.space_to_batch(x, block, begin, end, out=out, num_threads=threads)
-        result_shape = _space_to_batch_ref(np.empty(shape, np.uint8), block, begin, end).shape
-        return Case("space_to_batch", tuple(shape), dtype, call,
-                    lambda x: _space_to_batch_ref(x, block, begin, end), result_shape,
-                    f"fb.space_to_batch(x, {block}, {begin}, {end})")
+        return _batch_case("space_to_batch", _space_to_batch_ref, shape, dtype, block, begin, end)
     batch = [1]
     fit_axis(batch + core, 0, dtype.itemsize, draw_bytes(rng))
     shape = [max(1, batch[0]) * math.prod(block)] + core
@@ -473,13 +469,17 @@ def case_batch(rng, dtype, to_batch: bool) -> Case:
         e = int(rng.integers(0, min(full - b, block[i]) + 1)) if rng.random() < 0.5 else 0
         begin.append(b)
         end.append(e)
+    return _batch_case("batch_to_space", _batch_to_space_ref, shape, dtype, block, begin, end)
 
+
+def _batch_case(op: str, reference, shape, dtype, block, begin, end) -> Case:
+    """The Case of ``fb.<op>(x, block, begin, end)`` (space_to_batch or
+    batch_to_space) on an input of ``shape``, checked with ``reference``."""
     def call(x, out, threads):
-        return fb.batch_to_space(x, block, begin, end, out=out, num_threads=threads)
-    result_shape = _batch_to_space_ref(np.empty(shape, np.uint8), block, begin, end).shape
-    return Case("batch_to_space", tuple(shape), dtype, call,
-                lambda x: _batch_to_space_ref(x, block, begin, end), result_shape,
-                f"fb.batch_to_space(x, {block}, {begin}, {end})")
+        return getattr(fb, op)(x, block, begin, end, out=out, num_threads=threads)
+    result_shape = reference(np.empty(shape, np.uint8), block, begin, end).shape
+    return Case(op, tuple(shape), dtype, call, lambda x: reference(x, block, begin, end),
+                result_shape, f"fb.{op}(x, {block}, {begin}, {end})")
 
 
 OPERATORS = [
@@ -661,7 +661,7 @@ def describe_case(case: Case) -> str:
 
 def replay_line(seed, index, r, case, run) -> str:
     threads = "" if THREAD_CHOICES == [1, 2, 3] else f" --threads {','.join(map(str, THREAD_CHOICES))}"
-    return (f"python tests/stress.py --replay {seed}:{index}:{r}{threads}   "
+    return (f"python tests/stress/stress.py --replay {seed}:{index}:{r}{threads}   "
             f"# {describe_case(case)} {run.describe()}")
 
 

@@ -225,16 +225,21 @@ def _refcounts(objs):
     return [sys.getrefcount(o) for _, o in _counted(objs)]
 
 
-@pytest.mark.parametrize("kind", ["str", "int", "mixed"])
-@pytest.mark.parametrize("op_name", list(OPS))
-def test_object_arrays_refcounts(op_name, kind):
+def _object_case(op_name, kind):
+    """(call, objects, object array of them, index, occurrences): ``index``
+    says where each source item lands (the reference on an index array),
+    ``occurrences`` how often each lands in the result."""
     op, ref, shape = OPS[op_name]
     n = int(np.prod(shape))
     objs = _unique_objects(kind, n)
-    x = _object_array(objs, shape)
-    # where each source item lands, from the reference on an index array
     index = ref(np.arange(n).reshape(shape))
-    occurrences = np.bincount(index.ravel(), minlength=n)
+    return op, objs, _object_array(objs, shape), index, np.bincount(index.ravel(), minlength=n)
+
+
+@pytest.mark.parametrize("kind", ["str", "int", "mixed"])
+@pytest.mark.parametrize("op_name", list(OPS))
+def test_object_arrays_refcounts(op_name, kind):
+    op, objs, x, index, occurrences = _object_case(op_name, kind)
     before = _refcounts(objs)
 
     result = op(x)
@@ -261,12 +266,7 @@ def test_object_arrays_refcounts(op_name, kind):
 @pytest.mark.parametrize("kind", ["str", "mixed"])
 @pytest.mark.parametrize("op_name", ["s2d_bf_cf", "d2s_df_rank5", "tile"])
 def test_object_arrays_out_refcounts(op_name, kind):
-    op, ref, shape = OPS[op_name]
-    n = int(np.prod(shape))
-    objs = _unique_objects(kind, n)
-    x = _object_array(objs, shape)
-    index = ref(np.arange(n).reshape(shape))
-    occurrences = np.bincount(index.ravel(), minlength=n)
+    op, objs, x, index, occurrences = _object_case(op_name, kind)
     sentinel = _Thing(-1)
     buf = np.empty((index.size * 2,), dtype=object)
     buf[:] = [sentinel] * buf.size

@@ -1,4 +1,4 @@
-"""One test per engine bug the stress harness (tests/stress.py) found, named
+"""One test per engine bug the stress harness (tests/stress/stress.py) found, named
 after what was wrong; each fails on the engine before its fix."""
 import numpy as np
 import pytest

@@ -1,0 +1,48 @@
+"""fastblock's full speed reports, beside the asv suite (not installed).
+
+    python asv_bench/report.py --targets      # every speed target, several minutes
+    python asv_bench/report.py --transpose    # fb.transpose against NumPy (and PyTorch)
+    python asv_bench/report.py --peers        # ONNX Runtime, OpenVINO, PyTorch, TensorFlow
+    python asv_bench/report.py --all          # the three in turn
+
+Each report measures the fastblock that ``import fastblock`` finds: to A/B
+two builds, run it once with each build first on ``PYTHONPATH``. The short
+self-check and speed report is ``python -m fastblock``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:  # speed/ beside this file, when imported rather than run
+    sys.path.insert(0, HERE)
+
+REPORTS = ("targets", "transpose", "peers")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python asv_bench/report.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name in REPORTS:
+        parser.add_argument(f"--{name}", action="store_true", help=f"the {name} report")
+    parser.add_argument("--all", action="store_true", help="every report, in the order above")
+    args = parser.parse_args(argv)
+    chosen = [name for name in REPORTS if args.all or getattr(args, name)]
+    if not chosen:
+        parser.error("name a report: --targets, --transpose, --peers or --all")
+
+    import fastblock as fb  # here, so that --help works without a build
+    import numpy as np
+    print(f"fastblock {fb.__version__} from {os.path.dirname(fb.__file__)}: numpy {np.__version__}, "
+          f"{fb.get_num_threads()} threads")
+    for name in chosen:
+        print()
+        importlib.import_module(f"speed.{name}").report()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

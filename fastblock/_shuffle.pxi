@@ -76,242 +76,8 @@
 # own target attribute and runs only if the CPU reports the instructions.
 # Other CPUs and compilers get the portable item loop.
 
-cdef extern from *:
-    """
-    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-    #include <immintrin.h>
-    #define FB_SHUFFLE_BUILT 1
-    /* Window slots of a periodic program (period * windows per piece). */
-    #define FB_PERIOD_SLOTS 16
-    static int fb_cpu_can_shuffle(void) {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("ssse3");
-    }
-    static int fb_cpu_can_shuffle_wide(void) {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-               && __builtin_cpu_supports("avx512vbmi");
-    }
-    /* Piece q is written at advance * q, the last one at last_start. */
-    #define FB_PIECE_AT(q, advance) ((q) == n_pieces - 1 ? last_start : (advance) * (q))
-    #define FB_WINDOW(w) _mm_shuffle_epi8( \
-        _mm_loadu_si128((const __m128i *)(src + offset[w])), \
-        _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
-    /* Every piece takes W windows (a constant after inlining): no dispatch
-       per piece. */
-    static inline __attribute__((always_inline, target("ssse3")))
-    void fb_shuffle_uniform(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t last_start,
-                            const Py_ssize_t *window_offset, const unsigned char *window_mask,
-                            int max_windows, const int W) {
-        Py_ssize_t q;
-        int w;
-        for (q = 0; q < n_pieces; q++) {
-            const Py_ssize_t *offset = window_offset + q * max_windows;
-            const unsigned char *mask = window_mask + q * max_windows * 16;
-            __m128i acc = FB_WINDOW(0);
-            _Pragma("GCC unroll 4")
-            for (w = 1; w < W; w++)
-                acc = _mm_or_si128(acc, FB_WINDOW(w));
-            _mm_storeu_si128((__m128i *)(dst + FB_PIECE_AT(q, 16)), acc);
-        }
-    }
-
-    __attribute__((target("ssse3")))
-    static void fb_shuffle_pieces(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t last_start,
-                                  const unsigned char *n_windows, const Py_ssize_t *window_offset,
-                                  const unsigned char *window_mask, int max_windows, int uniform) {
-        Py_ssize_t q;
-        int w;
-        switch (uniform) {
-        case 1: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 1); return;
-        case 2: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 2); return;
-        case 3: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 3); return;
-        case 4: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 4); return;
-        }
-        for (q = 0; q < n_pieces; q++) {
-            const Py_ssize_t *offset = window_offset + q * max_windows;
-            const unsigned char *mask = window_mask + q * max_windows * 16;
-            __m128i acc;
-            /* Unrolled for the usual window counts: the loop costs more than the work. */
-            switch (n_windows[q]) {
-            case 1: acc = FB_WINDOW(0); break;
-            case 2: acc = _mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)); break;
-            case 3: acc = _mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)), FB_WINDOW(2)); break;
-            case 4: acc = _mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
-                                       _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))); break;
-            case 5: acc = _mm_or_si128(_mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
-                                                    _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))),
-                                       FB_WINDOW(4)); break;
-            case 6: acc = _mm_or_si128(_mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
-                                                    _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))),
-                                       _mm_or_si128(FB_WINDOW(4), FB_WINDOW(5))); break;
-            default:
-                acc = FB_WINDOW(0);
-                for (w = 1; w < n_windows[q]; w++)
-                    acc = _mm_or_si128(acc, FB_WINDOW(w));
-            }
-            _mm_storeu_si128((__m128i *)(dst + FB_PIECE_AT(q, 16)), acc);
-        }
-    }
-
-    /* 64-byte pieces: window w's source bytes go where its mask byte is
-       below 0x80 (vpermb under that mask, merged into the piece). */
-    #define FB_WINDOW64(acc, w) do { \
-            __m512i index_ = _mm512_loadu_si512((const void *)(mask + 64 * (w))); \
-            acc = _mm512_mask_permutexvar_epi8(acc, _knot_mask64(_mm512_movepi8_mask(index_)), index_, \
-                                               _mm512_loadu_si512((const void *)(src + offset[w]))); \
-        } while (0)
-    static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
-    void fb_shuffle_wide_n(char *dst, const char *src, Py_ssize_t first, Py_ssize_t n_pieces,
-                           Py_ssize_t advance, Py_ssize_t last_start, const unsigned char *n_windows,
-                           const Py_ssize_t *window_offset, const unsigned char *window_mask,
-                           int max_windows, const int W) {
-        Py_ssize_t q;
-        int w;
-        for (q = first; q < n_pieces; q++) {
-            const Py_ssize_t *offset = window_offset + q * max_windows;
-            const unsigned char *mask = window_mask + q * max_windows * 64;
-            const int windows = W ? W : n_windows[q];
-            __m512i acc = _mm512_setzero_si512();
-            _Pragma("GCC unroll 4")
-            for (w = 0; w < windows; w++)
-                FB_WINDOW64(acc, w);
-            _mm512_storeu_si512((void *)(dst + FB_PIECE_AT(q, advance)), acc);
-        }
-    }
-
-    /* The first n_rounds * P pieces (advance bytes apart) of a program
-       whose pieces repeat every P, each window `step` source bytes further
-       on: the P * W masks and offsets stay in registers, so each piece
-       loads only its W windows (the table loop also loads a 64-byte mask
-       and an offset per window, which on Zen 4 took 2.5 times as long in
-       L1: 21 against 8 cycles a piece of 4 windows). */
-    static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
-    void fb_shuffle_periodic_n(char *dst, const char *src, Py_ssize_t n_rounds, Py_ssize_t step,
-                               Py_ssize_t advance, const Py_ssize_t *window_offset,
-                               const unsigned char *window_mask, int max_windows, const int P, const int W) {
-        __m512i index[FB_PERIOD_SLOTS];
-        __mmask64 keep[FB_PERIOD_SLOTS];
-        Py_ssize_t offset[FB_PERIOD_SLOTS];
-        Py_ssize_t r;
-        int p, w;
-        _Pragma("GCC unroll 16")
-        for (p = 0; p < P; p++) {
-            _Pragma("GCC unroll 16")
-            for (w = 0; w < W; w++) {
-                index[p * W + w] = _mm512_loadu_si512(
-                    (const void *)(window_mask + 64 * (p * max_windows + w)));
-                keep[p * W + w] = _knot_mask64(_mm512_movepi8_mask(index[p * W + w]));
-                offset[p * W + w] = window_offset[p * max_windows + w];
-            }
-        }
-        for (r = 0; r < n_rounds; r++, src += step, dst += advance * P) {
-            _Pragma("GCC unroll 16")
-            for (p = 0; p < P; p++) {
-                __m512i acc = _mm512_setzero_si512();
-                _Pragma("GCC unroll 16")
-                for (w = 0; w < W; w++)
-                    acc = _mm512_mask_permutexvar_epi8(
-                        acc, keep[p * W + w], index[p * W + w],
-                        _mm512_loadu_si512((const void *)(src + offset[p * W + w])));
-                _mm512_storeu_si512((void *)(dst + advance * p), acc);
-            }
-        }
-    }
-    /* The (period, windows a piece) pairs fb_shuffle_wide's switch runs
-       by the periodic kernel; find_period takes no other. */
-    static int fb_periodic_has(int period, int windows) {
-        return windows >= 1 && ((period == 1 && windows <= 8) || ((period == 2 || period == 3) && windows <= 4)
-                                || (period == 4 && windows <= 3));
-    }
-    #define FB_PERIODIC(P, W) case 16 * P + W: \
-        if (lead_rounds) { \
-            fb_shuffle_periodic_n(dst, src, lead_rounds, period_step, advance, window_offset, \
-                                  window_mask, max_windows, P, W); \
-            dst += advance * P * lead_rounds; \
-            src += period_step * lead_rounds; \
-        } \
-        for (k = 0; k < n_segments; k++) \
-            fb_shuffle_periodic_n(dst + advance * segment_pieces * k, src + segment_step * k, \
-                                  (k < n_segments - 1 ? segment_pieces : last_segment_pieces) / P, \
-                                  period_step, advance, window_offset, window_mask, max_windows, P, W); \
-        break;
-
-    __attribute__((target("avx512f,avx512bw,avx512vbmi")))
-    static void fb_shuffle_wide(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t advance,
-                                Py_ssize_t last_start,
-                                const unsigned char *n_windows, const Py_ssize_t *window_offset,
-                                const unsigned char *window_mask, int max_windows, int uniform,
-                                int period, Py_ssize_t period_step, Py_ssize_t segment_pieces,
-                                Py_ssize_t n_segments, Py_ssize_t segment_step,
-                                Py_ssize_t last_segment_pieces, Py_ssize_t lead_rounds) {
-        Py_ssize_t first = 0, k;
-        /* A long run (plan_long_run, never without a period): the
-           program's pieces come after lead_rounds periods of its first ones. */
-        if (period) {
-            /* Every pair fb_periodic_has answers for. */
-            switch (16 * period + uniform) {
-            FB_PERIODIC(1, 1) FB_PERIODIC(1, 2) FB_PERIODIC(1, 3) FB_PERIODIC(1, 4)
-            FB_PERIODIC(1, 5) FB_PERIODIC(1, 6) FB_PERIODIC(1, 7) FB_PERIODIC(1, 8)
-            FB_PERIODIC(2, 1) FB_PERIODIC(2, 2) FB_PERIODIC(2, 3) FB_PERIODIC(2, 4)
-            FB_PERIODIC(3, 1) FB_PERIODIC(3, 2) FB_PERIODIC(3, 3) FB_PERIODIC(3, 4)
-            FB_PERIODIC(4, 1) FB_PERIODIC(4, 2) FB_PERIODIC(4, 3)
-            }
-            first = segment_pieces * (n_segments - 1) + last_segment_pieces;
-        }
-        /* The rest by the table loop, W windows a piece (0: n_windows). */
-        #define FB_TABLE(W) fb_shuffle_wide_n(dst, src, first, n_pieces, advance, last_start, n_windows, \
-                                              window_offset, window_mask, max_windows, W)
-        switch (uniform) {
-        case 1: FB_TABLE(1); return;
-        case 2: FB_TABLE(2); return;
-        case 3: FB_TABLE(3); return;
-        case 4: FB_TABLE(4); return;
-        }
-        FB_TABLE(0);
-        #undef FB_TABLE
-    }
-    #undef FB_PERIODIC
-    #undef FB_WINDOW64
-    #undef FB_PIECE_AT
-    #undef FB_WINDOW
-    #else
-    #define FB_SHUFFLE_BUILT 0
-    static int fb_cpu_can_shuffle(void) { return 0; }
-    static int fb_cpu_can_shuffle_wide(void) { return 0; }
-    static int fb_periodic_has(int period, int windows) { (void)period; (void)windows; return 0; }
-    /* Never called: fb_cpu_can_shuffle is false. */
-    static void fb_shuffle_pieces(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t last_start,
-                                  const unsigned char *n_windows, const Py_ssize_t *window_offset,
-                                  const unsigned char *window_mask, int max_windows, int uniform) {
-        (void)dst; (void)src; (void)n_pieces; (void)last_start; (void)n_windows;
-        (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
-    }
-    static void fb_shuffle_wide(char *dst, const char *src, Py_ssize_t n_pieces, Py_ssize_t advance,
-                                Py_ssize_t last_start,
-                                const unsigned char *n_windows, const Py_ssize_t *window_offset,
-                                const unsigned char *window_mask, int max_windows, int uniform,
-                                int period, Py_ssize_t period_step, Py_ssize_t segment_pieces,
-                                Py_ssize_t n_segments, Py_ssize_t segment_step,
-                                Py_ssize_t last_segment_pieces, Py_ssize_t lead_rounds) {
-        (void)dst; (void)src; (void)n_pieces; (void)last_start; (void)n_windows;
-        (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
-        (void)period; (void)period_step; (void)segment_pieces; (void)n_segments; (void)segment_step;
-        (void)last_segment_pieces; (void)lead_rounds; (void)advance;
-    }
-    #endif
-    """
-    int fb_cpu_can_shuffle() nogil
-    int fb_cpu_can_shuffle_wide() nogil
-    int fb_periodic_has(int period, int windows) nogil
-    void fb_shuffle_pieces(char* dst, const char* src, intp n_pieces, intp last_start,
-                           const unsigned char* n_windows, const intp* window_offset,
-                           const unsigned char* window_mask, int max_windows, int uniform) noexcept nogil
-    void fb_shuffle_wide(char* dst, const char* src, intp n_pieces, intp advance, intp last_start,
-                         const unsigned char* n_windows, const intp* window_offset,
-                         const unsigned char* window_mask, int max_windows, int uniform,
-                         int period, intp period_step, intp segment_pieces, intp n_segments,
-                         intp segment_step, intp last_segment_pieces, intp lead_rounds) noexcept nogil
+from ._kernels_c cimport (fb_cpu_has_avx512_vbmi, fb_cpu_has_ssse3, fb_periodic_has,
+                          fb_shuffle_pieces, fb_shuffle_wide)
 
 cdef enum:
     SHUFFLE_BYTES = 16
@@ -328,10 +94,10 @@ cdef enum:
 
 # Whether this process runs the byte shuffles (the CPU has them); tests
 # switch it off to check the item-by-item path gives the same bytes.
-cdef bint shuffle_enabled = fb_cpu_can_shuffle() != 0
+cdef bint shuffle_enabled = fb_cpu_has_ssse3() != 0
 # Whether it builds 64-byte pieces where it can (the CPU has AVX-512 VBMI);
 # tests switch it off to reach the 16-byte pieces on such CPUs too.
-cdef bint wide_shuffle_enabled = shuffle_enabled and fb_cpu_can_shuffle_wide() != 0
+cdef bint wide_shuffle_enabled = shuffle_enabled and fb_cpu_has_avx512_vbmi() != 0
 # Whether programs that repeat run by the periodic kernel; tests switch it
 # off to check the table loop gives the same bytes.
 cdef bint periodic_enabled = True
@@ -753,8 +519,8 @@ def shuffles_available(bint wide=False):
     """Whether this build and CPU have the byte shuffles (``wide``: the
     64-byte ones)."""
     if wide:
-        return fb_cpu_can_shuffle() != 0 and fb_cpu_can_shuffle_wide() != 0
-    return fb_cpu_can_shuffle() != 0
+        return fb_cpu_has_ssse3() != 0 and fb_cpu_has_avx512_vbmi() != 0
+    return fb_cpu_has_ssse3() != 0
 
 
 def set_shuffles(bint enabled, intp min_bytes=SHUFFLE_MIN_BYTES, bint wide=True,
@@ -769,8 +535,8 @@ def set_shuffles(bint enabled, intp min_bytes=SHUFFLE_MIN_BYTES, bint wide=True,
     global long_runs_enabled
     before = (shuffle_enabled, shuffle_min_bytes, wide_shuffle_enabled, periodic_enabled,
               long_runs_enabled)
-    shuffle_enabled = enabled and fb_cpu_can_shuffle() != 0
-    wide_shuffle_enabled = shuffle_enabled and wide and fb_cpu_can_shuffle_wide() != 0
+    shuffle_enabled = enabled and fb_cpu_has_ssse3() != 0
+    wide_shuffle_enabled = shuffle_enabled and wide and fb_cpu_has_avx512_vbmi() != 0
     periodic_enabled = periodic
     long_runs_enabled = long_runs
     shuffle_min_bytes = min_bytes

@@ -50,143 +50,8 @@
 # 6.5-7.0). The phases of a block (read the source, stream the stage out)
 # do not overlap; a kernel that streams its own stores would avoid both.
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    #define FB_STREAM_BUILT 1
-    /* Whether fb_stream_copy streams whole lines by 32-byte AVX stores. */
-    static int fb_stream_avx = 0;
-    #if defined(__GNUC__) || defined(__clang__)
-    #include <immintrin.h>
-    static int fb_cpu_can_stream_avx(void) {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx");
-    }
-    /* Whole lines from dst + i (a line start) by 32-byte streaming stores;
-       returns where it stopped. */
-    __attribute__((target("avx")))
-    static Py_ssize_t fb_stream_lines_avx(char *dst, const char *src, Py_ssize_t n, Py_ssize_t i) {
-        for (; i + 64 <= n; i += 64) {
-            __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
-            __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
-            _mm256_stream_si256((__m256i *)(dst + i), a);
-            _mm256_stream_si256((__m256i *)(dst + i + 32), b);
-        }
-        return i;
-    }
-    #else
-    static int fb_cpu_can_stream_avx(void) { return 0; }
-    static Py_ssize_t fb_stream_lines_avx(char *dst, const char *src, Py_ssize_t n, Py_ssize_t i) {
-        (void)dst; (void)src; (void)n;
-        return i;
-    }
-    #endif
-    /* Bytes k with lo <= k < hi of a 16-byte mask set (0x80: store). */
-    static inline __m128i fb_byte_mask(int lo, int hi) {
-        const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        __m128i above = _mm_cmpgt_epi8(index, _mm_set1_epi8((char)(lo - 1)));
-        __m128i below = _mm_cmplt_epi8(index, _mm_set1_epi8((char)hi));
-        return _mm_and_si128(above, below);
-    }
-    static void fb_stream_copy(char *dst, const char *src, Py_ssize_t n) {
-        Py_ssize_t head = (Py_ssize_t)((16 - ((uintptr_t)dst & 15)) & 15), i;
-        if (n < head + 16) {
-            memcpy(dst, src, (size_t)n);
-            return;
-        }
-        /* Every byte goes by a streaming store, the unaligned ends by masked
-           ones: a line written partly by ordinary stores and partly by
-           streaming ones costs several times a whole line. */
-        if (head)
-            _mm_maskmoveu_si128(_mm_loadu_si128((const __m128i *)src), fb_byte_mask(0, (int)head),
-                                dst);
-        dst += head;
-        src += head;
-        n -= head;
-        i = 0;
-        for (; i + 16 <= n && ((uintptr_t)(dst + i) & 63) != 0; i += 16)
-            _mm_stream_si128((__m128i *)(dst + i), _mm_loadu_si128((const __m128i *)(src + i)));
-        if (fb_stream_avx)
-            i = fb_stream_lines_avx(dst, src, n, i);
-        for (; i + 64 <= n; i += 64) {
-            __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
-            __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
-            __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
-            __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
-            _mm_stream_si128((__m128i *)(dst + i), a);
-            _mm_stream_si128((__m128i *)(dst + i + 16), b);
-            _mm_stream_si128((__m128i *)(dst + i + 32), c);
-            _mm_stream_si128((__m128i *)(dst + i + 48), d);
-        }
-        for (; i + 16 <= n; i += 16)
-            _mm_stream_si128((__m128i *)(dst + i), _mm_loadu_si128((const __m128i *)(src + i)));
-        if (i < n)
-            _mm_maskmoveu_si128(_mm_loadu_si128((const __m128i *)(src + n - 16)),
-                                fb_byte_mask((int)(16 - (n - i)), 16), dst + n - 16);
-    }
-    /* The whole lines of [dst, dst + n) by streaming stores, the partial
-       lines at its ends by ordinary ones: no line is written both ways, and
-       none is flushed as a partial streamed line. */
-    static void fb_stream_lines(char *dst, const char *src, Py_ssize_t n) {
-        Py_ssize_t head = (Py_ssize_t)((64 - ((uintptr_t)dst & 63)) & 63), body;
-        if (head > n)
-            head = n;
-        body = (n - head) & ~(Py_ssize_t)63;
-        memcpy(dst, src, (size_t)head);
-        fb_stream_copy(dst + head, src + head, body);
-        memcpy(dst + head + body, src + head + body, (size_t)(n - head - body));
-    }
-    static void fb_stream_fence(void) { _mm_sfence(); }
-    #else
-    #define FB_STREAM_BUILT 0
-    static int fb_stream_avx = 0;
-    static int fb_cpu_can_stream_avx(void) { return 0; }
-    static void fb_stream_copy(char *dst, const char *src, Py_ssize_t n) {
-        memcpy(dst, src, (size_t)n);
-    }
-    static void fb_stream_lines(char *dst, const char *src, Py_ssize_t n) {
-        memcpy(dst, src, (size_t)n);
-    }
-    static void fb_stream_fence(void) {}
-    #endif
-
-    /* Whether the pages of [low, high) are in memory, asked of three (first,
-       middle, last): 1 all three, 0 not all, -1 cannot tell. */
-    #if defined(__linux__) || defined(__APPLE__)
-    #include <sys/mman.h>
-    #include <unistd.h>
-    static int fb_pages_resident(const char *low, const char *high) {
-        const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-        const char *probe[3];
-        unsigned char state;
-        int k;
-        probe[0] = low; probe[1] = low + (high - low) / 2; probe[2] = high - 1;
-        for (k = 0; k < 3; k++) {
-            void *start = (void *)((uintptr_t)probe[k] & ~(page - 1));
-            if (mincore(start, (size_t)page, (void *)&state) != 0)
-                return -1;
-            if (!(state & 1))
-                return 0;
-        }
-        return 1;
-    }
-    #else
-    static int fb_pages_resident(const char *low, const char *high) {
-        (void)low; (void)high;
-        return -1;
-    }
-    #endif
-    """
-    int FB_STREAM_BUILT
-    int fb_stream_avx
-    int fb_cpu_can_stream_avx() nogil
-    int fb_pages_resident(const char* low, const char* high) noexcept nogil
-    void fb_stream_copy(char* dst, const char* src, intp n) noexcept nogil
-    void fb_stream_lines(char* dst, const char* src, intp n) noexcept nogil
-    void fb_stream_fence() noexcept nogil
+from ._kernels_c cimport (FB_STREAM_BUILT, fb_cpu_has_avx, fb_pages_resident, fb_stream_avx,
+                          fb_stream_copy, fb_stream_fence, fb_stream_lines)
 
 
 cdef enum:
@@ -252,7 +117,7 @@ cdef enum:
 cdef intp STREAM_MIN_BYTES = 8 * 1024 * 1024
 cdef bint stream_enabled = FB_STREAM_BUILT != 0
 cdef intp stream_min_bytes = STREAM_MIN_BYTES
-fb_stream_avx = fb_cpu_can_stream_avx()
+fb_stream_avx = fb_cpu_has_avx()
 
 
 cdef inline bint streams_pay(intp copy_bytes, int resident) noexcept nogil:
@@ -306,5 +171,5 @@ def set_streaming(bint enabled, intp min_bytes=STREAM_MIN_BYTES, bint wide=True)
     before = (stream_enabled, stream_min_bytes, fb_stream_avx != 0)
     stream_enabled = enabled and FB_STREAM_BUILT != 0
     stream_min_bytes = min_bytes
-    fb_stream_avx = wide and fb_cpu_can_stream_avx() != 0
+    fb_stream_avx = wide and fb_cpu_has_avx() != 0
     return before

@@ -12,7 +12,7 @@
 #   files and untracked ones git does not ignore: no generated C, no .so,
 #   no build/ of the main job), in build's isolated environment. The sdist
 #   must hold every file of the copy's fastblock/ (the .pyx/.pxi/.pxd
-#   sources too) and tests/, setup.py, pyproject.toml, MANIFEST.in,
+#   sources and the engine's C in fastblock/_src too) and tests/, setup.py, pyproject.toml, MANIFEST.in,
 #   README.md, and the C generated for each extension; the wheel the
 #   compiled module of each of those, and no generated C.
 # * A fresh virtual environment in a scratch directory gets the wheel and the
@@ -70,9 +70,11 @@ for path in open(expected).read().split():
 with zipfile.ZipFile(wheel) as z:
     names = z.namelist()
 modules = [n for n in names if n.startswith("fastblock/")]
-# Each extension's generated C is in the sdist; its compiled module must be
-# in the wheel.
-extensions = sorted(p[:-2] for p in have if p.startswith("fastblock/") and p.endswith(".c"))
+# Each extension's generated C is in the sdist (fastblock/*.c; the engine's
+# hand-written C is in fastblock/_src); its compiled module must be in the
+# wheel.
+extensions = sorted(p[:-2] for p in have
+                    if p.startswith("fastblock/") and p.count("/") == 1 and p.endswith(".c"))
 if not extensions:
     problems.append("sdist holds no generated C: no extension was built")
 for ext in extensions:

@@ -383,8 +383,8 @@ static int fb_lanes_crowd_a_set(const fb_intp *lane, int L) {
 
 /* Rows of more than 8 lanes that crowd a cache set (fb_wide_lines), in
    a function of their own: added to fb_wide_rows, they made the
-   compiler spill a register in the 4-lane interleave's loop (1.55 ->
-   2.75 x np.copyto in cache). */
+   compiler spill a register in the 4-lane interleave's loop (1.8 times
+   as long in cache). */
 __attribute__((target("ssse3"), noinline))
 static void fb_wide_crowded_rows(char *dst, const char *src, fb_intp n_rows,
                                  fb_intp dst_row, fb_intp src_row, fb_intp n, int L,
@@ -423,8 +423,7 @@ static void fb_wide_crowded_rows(char *dst, const char *src, fb_intp n_rows,
 
 /* The register-transpose rows in a function of their own: inlined into
    fb_lanes_rows, their large frame slowed the byte kernel's short rows
-   (5-D space_to_depth, 24-pixel rows of 4 byte lanes: 20.5 ms against
-   18.3). */
+   (24-pixel rows of 4 byte lanes by 12%). */
 __attribute__((target("ssse3"), noinline))
 static void fb_wide_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                          fb_intp src_row, fb_intp n, int L, const fb_intp *lane,

@@ -105,8 +105,8 @@ void fb_shuffle_wide_n(char *dst, const char *src, fb_intp first, fb_intp n_piec
    whose pieces repeat every P, each window `step` source bytes further
    on: the P * W masks and offsets stay in registers, so each piece
    loads only its W windows (the table loop also loads a 64-byte mask
-   and an offset per window, which on Zen 4 took 2.5 times as long in
-   L1: 21 against 8 cycles a piece of 4 windows). */
+   and an offset per window: 2.6 times the cycles of a piece of 4
+   windows in L1). */
 static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
 void fb_shuffle_periodic_n(char *dst, const char *src, fb_intp n_rounds, fb_intp step,
                            fb_intp advance, const fb_intp *window_offset,

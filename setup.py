@@ -107,7 +107,9 @@ def extensions():
     engine = Extension(
         "fastblock._engine",
         ["fastblock/_engine.pyx", *ENGINE_C_SOURCES],
-        include_dirs=[numpy.get_include(), "fastblock", ENGINE_C_DIR],
+        # fastblock/, so that _kernels_c.pxd names the headers "_src/....h"
+        # (no generic name such as cpu.h on the compiler's search path).
+        include_dirs=[numpy.get_include(), "fastblock"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,

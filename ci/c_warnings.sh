@@ -23,7 +23,7 @@ for c_file in "$src"/*.c; do
 done
 for header in "$src"/*.h; do
   unit=$work/$(basename "$header" .h)_alone.c
-  printf '#include "%s"\n' "$(basename "$header")" >"$unit"
+  printf '#include "%s"\n' "$header" >"$unit"
   units+=("$unit")
 done
 
@@ -32,7 +32,7 @@ checked=0
 for flags in "-fopenmp" "" "-fopenmp -DFB_X86_SIMD=0"; do
   for unit in "${units[@]}"; do
     # shellcheck disable=SC2086  # $flags is a list of flags
-    if ! "$cc" -fsyntax-only -Wall -Wextra -Werror $flags -I"$src" "$unit"; then
+    if ! "$cc" -fsyntax-only -Wall -Wextra -Werror $flags "$unit"; then
       echo "FAILED: $cc -Wall -Wextra -Werror $flags $(basename "$unit")" >&2
       failed=$((failed + 1))
     fi

@@ -12,9 +12,10 @@
 #   files and untracked ones git does not ignore: no generated C, no .so,
 #   no build/ of the main job), in build's isolated environment. The sdist
 #   must hold every file of the copy's fastblock/ (the .pyx/.pxi/.pxd
-#   sources and the engine's C in fastblock/_src too) and tests/, setup.py, pyproject.toml, MANIFEST.in,
-#   README.md, and the C generated for each extension; the wheel the
-#   compiled module of each of those, and no generated C.
+#   sources and the engine's C in fastblock/_src too) and tests/,
+#   setup.py, pyproject.toml, MANIFEST.in, README.md, and the C generated
+#   for each extension; the wheel the compiled module of each of those, and
+#   no C.
 # * A fresh virtual environment in a scratch directory gets the wheel and the
 #   core tests' packages from PyPI (ci/core_tests.sh). The tests run from a
 #   directory holding a copy of tests/ only: fastblock must be imported from

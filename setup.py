@@ -6,7 +6,8 @@ small OpenMP program, the extension is compiled without ``-fopenmp``: Cython's
 Set ``FASTBLOCK_NO_OPENMP=1`` to force that path, and ``FASTBLOCK_SANITIZE``
 (for example ``address,undefined``) to build with sanitizers.
 ``FASTBLOCK_COVERAGE=1`` builds the engine for gcov (``-O0 --coverage`` in
-place of ``-O3``, ``--coverage`` when linking; see ci/coverage.sh).
+place of ``-O3``, ``--coverage`` when linking; see ci/coverage.sh). Both
+apply to the engine's C sources in fastblock/_src as well.
 """
 import os
 import shutil
@@ -18,6 +19,7 @@ import tempfile
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 OPENMP_PROBE = r"""
 #include <omp.h>
@@ -59,15 +61,34 @@ def openmp_flags():
     return None
 
 
+# The engine's hand-written C (declared to Cython in fastblock/_kernels_c.pxd):
+# compiled with the engine's flags, and warned about as C (BuildExt).
+ENGINE_C_DIR = os.path.join("fastblock", "_src")
+ENGINE_C_SOURCES = sorted(
+    os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(".c"))
+ENGINE_C_WARNINGS = ["-Wall", "-Wextra"]
+
+
+class BuildExt(build_ext):
+    """build_ext that adds ENGINE_C_WARNINGS to the engine's own C files
+    only: the C that Cython generates is not written to be -Wextra clean."""
+
+    def build_extensions(self):
+        compile_one = getattr(self.compiler, "_compile", None)
+        if self.compiler.compiler_type == "unix" and compile_one is not None:
+            def compile_with_warnings(obj, src, ext, cc_args, extra_postargs, pp_opts):
+                if os.path.normpath(src).startswith(ENGINE_C_DIR + os.sep):
+                    extra_postargs = list(extra_postargs) + ENGINE_C_WARNINGS
+                compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts)
+            self.compiler._compile = compile_with_warnings
+        super().build_extensions()
+
+
 def extensions():
-    # -O3 lets the compiler vectorise the fixed-step (de-)interleave loops;
-    # the code is portable C and also builds and passes at -O2.
-    # -falign-loops=64: the engine's tight item loops (gathers, strided
-    # items) are a few instructions long; where one straddled a 64-byte code
-    # line, the same machine code ran up to 1.7 times slower on the CI
-    # machine (AMD EPYC; s2d depth_first channels_last float32, 64 MiB:
-    # 16-22 ms against 12-13 ms aligned), and any edit elsewhere in the
-    # engine can move it there. Aligning every loop costs a little code size.
+    # -O3 lets the compiler vectorise the fixed-step (de-)interleave loops.
+    # -falign-loops=64: the engine's tight item loops are a few instructions
+    # long, and one that straddled a 64-byte code line ran up to 1.7 times
+    # slower; any edit elsewhere in the engine can move a loop there.
     compile_args = ["-O3", "-falign-loops=64"]
     link_args = []
     omp = openmp_flags()
@@ -85,7 +106,9 @@ def extensions():
         link_args += ["--coverage"]
     engine = Extension(
         "fastblock._engine",
-        ["fastblock/_engine.pyx"],
+        ["fastblock/_engine.pyx", *ENGINE_C_SOURCES],
+        # fastblock/, so that _kernels_c.pxd names the headers "_src/....h"
+        # (no generic name such as cpu.h on the compiler's search path).
         include_dirs=[numpy.get_include(), "fastblock"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
@@ -118,4 +141,4 @@ def extensions():
     )
 
 
-setup(ext_modules=extensions())
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the extensions with gcov instrumentation, run the test suite, and
 # report the line and branch coverage of the compiled engine (_engine.c: the
-# C that Cython generates from _engine.pyx and its .pxi files, and the C
-# embedded verbatim in their `cdef extern from *` strings).
+# C that Cython generates from _engine.pyx and its .pxi files; and the
+# engine's C in fastblock/_src).
 #
 #   bash ci/coverage.sh                                # the whole suite but OpenVINO
 #   bash ci/coverage.sh tests/engine/test_engine_paths.py -x  # arguments replace the pytest arguments
@@ -26,10 +26,11 @@
 # * Coverage of processes that end with os._exit (forked test children) is
 #   not recorded; spawned children that exit normally add theirs.
 # * ci/coverage_report.py reads `gcov --json-format` for _engine.c and maps
-#   every generated C line back to its source: Cython's
-#   `/* "fastblock/X.pxi":N` comments for the C translated from Cython code,
-#   and the text of each `cdef extern from *` string for the embedded C. The
-#   "engine" figures leave out Cython boilerplate: utility code and module
+#   every generated C line back to its source by Cython's
+#   `/* "fastblock/X.pxi":N` comments, and reports the _src files as
+#   themselves (each .c file's counters, and its headers' lines wherever
+#   they were compiled, counted once). The "engine" figures leave out
+#   Cython boilerplate: utility code and module
 #   init/type imports (any C outside a function of fastblock's own), the
 #   argument-unpacking wrappers of def functions (__pyx_pw_*), View.MemoryView
 #   and numpy .pxd code, function entry/exit code, refnanny lines, the error

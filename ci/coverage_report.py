@@ -4,17 +4,20 @@ Run by ci/coverage.sh after the tests, in the instrumented scratch tree:
 
     python ci/coverage_report.py --tree TREE --gcno TREE/build/.../_engine.gcno --out DIR
 
-It reads `gcov --json-format` for fastblock/_engine.c and maps each generated
-C line back to where it came from:
+It reads `gcov --json-format` for the engine's objects:
 
-* C that Cython translated from _engine.pyx and its .pxi files follows a
-  comment `/* "fastblock/_shuffle.pxi":123` naming the source line; the C
-  lines up to the next such comment belong to that source line.
-* The C embedded in the `cdef extern from *:` strings is copied into
-  _engine.c verbatim: each string's lines are found there by their text and
-  map one to one.
+* fastblock/_engine.c, the C that Cython translated from _engine.pyx and its
+  .pxi files: each line follows a comment `/* "fastblock/_shuffle.pxi":123`
+  naming the source line; the C lines up to the next such comment belong to
+  that source line.
+* The engine's C in fastblock/_src, reported as itself: each .c file's own
+  counters (its .gcda beside _engine's), and the headers' lines wherever
+  they were compiled (the inline functions in _engine.c and in the .c
+  files). A line of a header compiled into several objects counts once:
+  reached if any object ran it, a branch taken if any object took it.
 
-The engine figures count only those lines. Left out, as Cython boilerplate:
+The engine figures count the lines of fastblock's own sources. Left out of
+_engine.c's lines, as Cython boilerplate:
 any C outside a function of fastblock's own (Cython's utility code, type
 imports, module init), the argument-unpacking wrappers of def functions
 (__pyx_pw_*) and their __defaults__, code mapped to View.MemoryView or to
@@ -25,10 +28,11 @@ __PYX_ERR or `goto __pyx_L*_error`: the line counts, its branches do not).
 
 Source-line figures count a .pyx/.pxi line as reached when any C line mapped
 to it ran (the fused kernels have one C copy per item type); the C figures
-count every copy.
+count every copy. For the _src files, source lines and C lines are the same.
 """
 import argparse
 import collections
+import glob
 import gzip
 import json
 import os
@@ -50,6 +54,7 @@ BOILERPLATE_FUNCTION = re.compile(
 CYTHON_DEF = re.compile(r"^(?:cpdef|cdef|def)\b[^=(]*?\b(\w+)\s*\(")
 INCLUDE = re.compile(r'^include\s+"([^"]+)"')
 PACKAGE = "fastblock"
+C_SOURCES = "_src"
 
 
 # --- sources -----------------------------------------------------------------
@@ -75,104 +80,6 @@ def source_order(tree):
     return order
 
 
-def embedded_blocks(lines):
-    """(first line number, text lines) of each `cdef extern from *` string."""
-    blocks, i = [], 0
-    while i < len(lines):
-        if re.match(r"^\s*cdef extern from \*\s*:", lines[i]):
-            j = i + 1
-            while j < len(lines) and not lines[j].strip():
-                j += 1
-            if j < len(lines) and lines[j].strip().startswith('"""'):
-                first = lines[j].strip()[3:]
-                body, k = [], j + 1
-                if first.strip():
-                    body.append(first)
-                    start = j + 1
-                else:
-                    start = j + 2
-                while k < len(lines) and '"""' not in lines[k]:
-                    body.append(lines[k])
-                    k += 1
-                tail = lines[k].split('"""')[0] if k < len(lines) else ""
-                if tail.strip():
-                    body.append(tail)
-                blocks.append((start, body))
-                i = k
-        i += 1
-    return blocks
-
-
-def strip_c_comments(lines):
-    """The lines with comments, strings and character literals blanked."""
-    out, in_comment = [], False
-    for line in lines:
-        res, i = [], 0
-        while i < len(line):
-            if in_comment:
-                end = line.find("*/", i)
-                if end < 0:
-                    i = len(line)
-                else:
-                    in_comment, i = False, end + 2
-                continue
-            c = line[i]
-            if line.startswith("/*", i):
-                in_comment, i = True, i + 2
-            elif line.startswith("//", i):
-                break
-            elif c in "\"'":
-                j = i + 1
-                while j < len(line) and line[j] != c:
-                    j += 2 if line[j] == "\\" else 1
-                res.append(c + c)
-                i = j + 1
-            else:
-                res.append(c)
-                i += 1
-        out.append("".join(res))
-    return out
-
-
-def c_functions(body):
-    """Function name of each line of an embedded C block (None outside)."""
-    code = strip_c_comments(body)
-    names = [None] * len(body)
-    depth, header, owner, first, directive = 0, [], None, 0, False
-    for n, line in enumerate(code):
-        # Preprocessor lines (and their continuations) are skipped: a macro's
-        # braces are not the code's.
-        if directive or line.lstrip().startswith("#"):
-            directive = line.rstrip().endswith("\\")
-            if depth == 0:
-                header = []
-            continue
-        for c in line + "\n":
-            if depth == 0:
-                if c == "{":
-                    text = "".join(ch for _, ch in header)
-                    text = re.sub(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)", " ", text)
-                    m = re.search(r"(\w+)\s*\(", text)
-                    owner = None
-                    if m and not re.match(r"\s*(typedef|struct|union|enum)\b", text) \
-                            and "=" not in text[:m.start()]:
-                        owner = m.group(1)
-                    first = next((ln for ln, ch in header if not ch.isspace()), n)
-                    depth, header = 1, []
-                elif c in ";}":
-                    header = []
-                else:
-                    header.append((n, c))
-            elif c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0 and owner:
-                    for k in range(first, n + 1):
-                        names[k] = owner
-    return names
-
-
 def cython_functions(lines):
     """Function name of each Cython line (None at module level), 1-based."""
     names, current = [None] * (len(lines) + 1), None
@@ -186,26 +93,68 @@ def cython_functions(lines):
 
 # --- gcov and the generated C ------------------------------------------------
 
-def read_gcov(gcov, gcno, tree, out):
-    gcda = gcno[:-len(".gcno")] + ".gcda"
-    if not os.path.exists(gcda):
-        sys.exit(f"no counters ({gcda}): did the tests load the instrumented engine?")
+def run_gcov(gcov, gcda, tree):
+    """gcov's JSON record of one object's counters."""
     res = subprocess.run([gcov, "--json-format", "--stdout", "--branch-probabilities",
                           "--branch-counts", gcda], cwd=tree, capture_output=True, text=True)
     if res.returncode != 0:
-        sys.exit(f"gcov failed:\n{res.stderr}")
+        sys.exit(f"gcov failed on {gcda}:\n{res.stderr}")
+    return res.stdout
+
+
+def read_gcov(gcov, gcno, tree, out):
+    """The record of fastblock/_engine.c, and the records of the files in
+    fastblock/_src from every engine object (_engine and the _src .c files),
+    as a list of (name in _src, record)."""
+    gcda = gcno[:-len(".gcno")] + ".gcda"
+    if not os.path.exists(gcda):
+        sys.exit(f"no counters ({gcda}): did the tests load the instrumented engine?")
+    objects = [gcda] + sorted(glob.glob(os.path.join(os.path.dirname(gcda), C_SOURCES, "*.gcda")))
+    texts = [run_gcov(gcov, path, tree) for path in objects]
     with gzip.open(os.path.join(out, "engine.gcov.json.gz"), "wt") as f:
-        f.write(res.stdout)
-    data = json.loads(res.stdout)
-    for entry in data["files"]:
-        if entry["file"].replace("\\", "/").endswith(f"{PACKAGE}/_engine.c"):
-            return entry
-    sys.exit("gcov has no record of fastblock/_engine.c")
+        f.write("\n".join(texts))
+    engine, c_records = None, []
+    for text in texts:
+        for entry in json.loads(text)["files"]:
+            path = entry["file"].replace("\\", "/")
+            if path.endswith(f"{PACKAGE}/_engine.c"):
+                engine = entry
+            elif f"{PACKAGE}/{C_SOURCES}/" in path:
+                c_records.append((path.rsplit("/", 1)[1], entry))
+    if engine is None:
+        sys.exit("gcov has no record of fastblock/_engine.c")
+    return engine, c_records
 
 
-def attribute(c_lines, functions, sources):
-    """Map each C line (1-based) to ('src', file, line), ('embedded', file,
-    line), or the name of what it is boilerplate for."""
+def merge_c_records(c_records):
+    """Per _src file: {line: (count, branches taken, branches)} over every
+    object that compiled it, and {line: function name}."""
+    counts = collections.defaultdict(lambda: collections.defaultdict(list))
+    functions = collections.defaultdict(dict)
+    for name, entry in c_records:
+        for rec in entry["lines"]:
+            branches = [b["count"] > 0 for b in rec["branches"] if not b.get("throw")]
+            counts[name][rec["line_number"]].append((rec["count"], branches))
+        for fn in entry["functions"]:
+            for k in range(fn["start_line"], fn["end_line"] + 1):
+                functions[name][k] = fn.get("demangled_name", fn["name"])
+    merged = {}
+    for name, lines in counts.items():
+        merged[name] = {}
+        for k, copies in lines.items():
+            count = sum(c for c, _ in copies)
+            widths = {len(b) for _, b in copies}
+            if len(widths) == 1:
+                taken = [any(b[i] for _, b in copies) for i in range(widths.pop())]
+            else:
+                taken = max((b for _, b in copies), key=sum)
+            merged[name][k] = (count, sum(taken), len(taken))
+    return merged, functions
+
+
+def attribute(c_lines, functions):
+    """Map each C line (1-based) to ('src', file, line) or the name of what
+    it is boilerplate for."""
     n = len(c_lines)
     func_of = [None] * (n + 2)
     for fn in sorted(functions, key=lambda f: f["start_line"] - f["end_line"]):
@@ -233,51 +182,7 @@ def attribute(c_lines, functions, sources):
             state = "error"
         where[k] = state if func else "outside"
         k += 1
-    # The embedded C, found by its text, in the order Cython copied it. The
-    # strings are Python strings: a backslash at the end of a line (a C macro
-    # continued) joins it to the next one, so those come out as one C line,
-    # mapped to the first of them.
-    stripped = [normal(line) for line in c_lines]
-    cursor, missing = 0, []
-    for name, lines in sources:
-        for start, body in embedded_blocks(lines):
-            joined, origin = [], []
-            for i, line in enumerate(body):
-                if joined and joined_open:
-                    joined[-1] += line
-                else:
-                    joined.append(line)
-                    origin.append(start + i)
-                joined_open = (len(line) - len(line.rstrip("\\"))) % 2 == 1
-            want = [normal(line) for line in joined]
-            while want and not want[-1]:
-                want.pop()
-            pos = find_block(stripped, want, cursor)
-            if pos is None:
-                pos = find_block(stripped, want, 0)
-            if pos is None:
-                missing.append(f"{name}:{start}")
-                continue
-            for i in range(len(want)):
-                where[pos + i + 1] = ("embedded", name, origin[i])
-            cursor = pos + len(want)
-    return where, func_of, missing
-
-
-def normal(line):
-    """A line without white space and backslashes (how Cython writes a
-    string's escapes is no concern here)."""
-    return re.sub(r"[\s\\]", "", line)
-
-
-def find_block(stripped, want, start):
-    if not want:
-        return None
-    first = want[0]
-    for pos in range(start, len(stripped) - len(want) + 1):
-        if stripped[pos] == first and stripped[pos:pos + len(want)] == want:
-            return pos
-    return None
+    return where, func_of
 
 
 # --- report --------------------------------------------------------------------
@@ -310,13 +215,13 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
-    record = read_gcov(args.gcov, os.path.abspath(args.gcno), args.tree, args.out)
+    record, c_records = read_gcov(args.gcov, os.path.abspath(args.gcno), args.tree, args.out)
     with open(os.path.join(args.tree, PACKAGE, "_engine.c")) as f:
         c_lines = f.read().split("\n")
     sources = source_order(args.tree)
     files = [name for name, _ in sources]
     src_text = dict(sources)
-    where, func_of, missing = attribute(c_lines, record["functions"], sources)
+    where, func_of = attribute(c_lines, record["functions"])
 
     total = collections.Counter()            # (file, kind) -> C lines / branches
     hit = collections.Counter()
@@ -379,6 +284,21 @@ def main():
             excluded[label] += 1
             excluded_branches[label] += len(branches)
 
+    # The _src files: their lines are the C lines.
+    merged, c_function_names = merge_c_records(c_records)
+    for name in sorted(merged):
+        for k, (count, taken, n_branches) in merged[name].items():
+            total[name, "lines"] += 1
+            hit[name, "lines"] += count > 0
+            total[name, "branches"] += n_branches
+            hit[name, "branches"] += taken
+            src_exec[name].add(k)
+            if count > 0:
+                src_hit[name].add(k)
+        with open(os.path.join(args.tree, PACKAGE, C_SOURCES, name)) as fh:
+            src_text[name] = fh.read().split("\n")
+        files.append(name)
+
     lines_t = sum(total[f, "lines"] for f in files)
     lines_h = sum(hit[f, "lines"] for f in files)
     br_t = sum(total[f, "branches"] for f in files)
@@ -390,39 +310,34 @@ def main():
 
     out = []
     out.append(headline)
-    out.append(f"engine source lines (.pyx/.pxi lines with code, any C copy run): "
+    out.append(f"engine source lines (.pyx/.pxi lines with code, any C copy run; _src lines): "
                f"{pct(s_h, s_t).strip()} ({s_h}/{s_t})")
     out.append("")
-    out.append(f"{'source file':<14} {'C lines':>20} {'C branches':>20} {'source lines':>20}"
-               f" {'embedded C lines':>18}")
+    out.append(f"{'source file':<22} {'C lines':>20} {'C branches':>20} {'source lines':>20}")
     for f in files:
         out.append(
-            f"{f:<14} {pct(hit[f, 'lines'], total[f, 'lines'])} {hit[f, 'lines']:>6}/{total[f, 'lines']:<6}"
+            f"{f:<22} {pct(hit[f, 'lines'], total[f, 'lines'])} {hit[f, 'lines']:>6}/{total[f, 'lines']:<6}"
             f" {pct(hit[f, 'branches'], total[f, 'branches'])} {hit[f, 'branches']:>6}/{total[f, 'branches']:<6}"
-            f" {pct(len(src_hit[f]), len(src_exec[f]))} {len(src_hit[f]):>6}/{len(src_exec[f]):<6}"
-            f" {hit[f, 'embedded']:>8}/{total[f, 'embedded']:<6}")
-    out.append(f"{'all':<14} {pct(lines_h, lines_t)} {lines_h:>6}/{lines_t:<6}"
-               f" {pct(br_h, br_t)} {br_h:>6}/{br_t:<6} {pct(s_h, s_t)} {s_h:>6}/{s_t:<6}"
-               f" {sum(hit[f, 'embedded'] for f in files):>8}/{sum(total[f, 'embedded'] for f in files):<6}")
-    out.append("(C lines and branches: _engine.c lines mapped to the file, a fused kernel once per item"
-               " type; a branch counts when taken at least once. Source lines: lines with code, reached"
-               " when any of their C ran. Embedded C lines: the part of the C lines from `cdef extern"
-               " from *` strings.)")
+            f" {pct(len(src_hit[f]), len(src_exec[f]))} {len(src_hit[f]):>6}/{len(src_exec[f]):<6}")
+    out.append(f"{'all':<22} {pct(lines_h, lines_t)} {lines_h:>6}/{lines_t:<6}"
+               f" {pct(br_h, br_t)} {br_h:>6}/{br_t:<6} {pct(s_h, s_t)} {s_h:>6}/{s_t:<6}")
+    out.append("(C lines and branches: for .pyx/.pxi files, _engine.c lines mapped to the file, a fused"
+               " kernel once per item type; for the _src files (fastblock/_src), their own lines, counted"
+               " once over every object that compiled them. A branch counts when taken at least once."
+               " Source lines: lines with code, reached when any of their C ran.)")
     out.append("")
     out.append("Left out of the engine figures (executable C lines in _engine.c / their branches):")
     for label in sorted(set(excluded) | set(excluded_branches), key=lambda l: -excluded[l]):
         out.append(f"  {excluded[label]:>6} lines {excluded_branches[label]:>6} branches  {label}")
-    if missing:
-        out.append(f"  embedded C strings not found in _engine.c (not counted): {', '.join(missing)}")
 
     # Unreached source lines, by file and function.
     details, regions = [], []
     for f in files:
         lines = src_text[f]
-        fn_names = cython_functions(lines)
-        for start, body in embedded_blocks(lines):
-            for i, name in enumerate(c_functions(body)):
-                fn_names[start + i] = name if name else "(embedded C, file scope)"
+        if f in merged:
+            fn_names = [c_function_names[f].get(n) for n in range(len(lines) + 1)]
+        else:
+            fn_names = cython_functions(lines)
         unreached = sorted(src_exec[f] - src_hit[f])
         if not unreached:
             continue

@@ -12,10 +12,11 @@
 #   files and untracked ones git does not ignore: no generated C, no .so,
 #   no build/ of the main job), in build's isolated environment. The sdist
 #   must hold every file of the copy's fastblock/ (the .pyx/.pxi/.pxd
-#   sources too), tests/ and asv_bench/, setup.py, pyproject.toml,
-#   MANIFEST.in, README.md, and the C generated for each extension; the
-#   wheel the compiled module of each of those, no generated C, and nothing
-#   but the package (no tests, benchmarks or speed reports).
+#   sources and the engine's C in fastblock/_src too), tests/ and
+#   asv_bench/, setup.py, pyproject.toml, MANIFEST.in, README.md, and the C
+#   generated for each extension; the wheel the compiled module of each of
+#   those, no C, and nothing but the package (no tests, benchmarks or speed
+#   reports).
 # * A fresh virtual environment in a scratch directory gets the wheel and the
 #   core tests' packages from PyPI (ci/core_tests.sh). The tests run from a
 #   directory holding a copy of tests/ only: fastblock must be imported from
@@ -72,9 +73,11 @@ for path in open(expected).read().split():
 with zipfile.ZipFile(wheel) as z:
     names = z.namelist()
 modules = [n for n in names if n.startswith("fastblock/")]
-# Each extension's generated C is in the sdist; its compiled module must be
-# in the wheel.
-extensions = sorted(p[:-2] for p in have if p.startswith("fastblock/") and p.endswith(".c"))
+# Each extension's generated C is in the sdist (fastblock/*.c; the engine's
+# hand-written C is in fastblock/_src); its compiled module must be in the
+# wheel.
+extensions = sorted(p[:-2] for p in have
+                    if p.startswith("fastblock/") and p.count("/") == 1 and p.endswith(".c"))
 if not extensions:
     problems.append("sdist holds no generated C: no extension was built")
 for ext in extensions:

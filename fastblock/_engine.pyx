@@ -74,19 +74,7 @@ ctypedef cnp.npy_intp intp
 include "_engine_tuning.pxi"
 include "_kernels.pxi"
 
-cdef extern from *:
-    """
-    #ifdef _OPENMP
-    #include <omp.h>
-    #define FB_HAVE_OPENMP 1
-    static int fb_openmp_max_threads(void) { return omp_get_max_threads(); }
-    #else
-    #define FB_HAVE_OPENMP 0
-    static int fb_openmp_max_threads(void) { return 1; }
-    #endif
-    """
-    int FB_HAVE_OPENMP
-    int fb_openmp_max_threads() nogil
+from ._kernels_c cimport FB_HAVE_OPENMP, fb_openmp_max_threads
 
 #: True when the extension was compiled with OpenMP.
 HAVE_OPENMP = bool(FB_HAVE_OPENMP)

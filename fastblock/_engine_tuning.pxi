@@ -28,9 +28,9 @@ cdef struct Tuning:
 
 cdef Tuning tuning
 
-cdef bint cpu_ssse3 = fb_cpu_can_shuffle() != 0
-cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_can_shuffle_wide() != 0
-cdef bint cpu_avx = fb_cpu_can_stream_avx() != 0
+cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
+cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
+cdef bint cpu_avx = fb_cpu_has_avx() != 0
 
 
 cdef inline bint use_ssse3() noexcept nogil:

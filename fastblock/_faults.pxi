@@ -29,48 +29,8 @@
 # of 70; depth_to_space blocks_first channels_last C=16 bs=2 uint8 on one
 # thread 1.71 -> 1.23.
 
-cdef extern from *:
-    """
-    #include <stddef.h>
-    #if defined(__GNUC__) || defined(__clang__)
-    #define FB_FAULT_AHEAD_BUILT 1
-    /* volatile keeps the compiler from turning the idempotent RMW into a
-       load, which would map the shared zero page instead. */
-    static inline void fb_touch_for_write(const char *byte) {
-        __atomic_fetch_or((volatile unsigned char *)byte, (unsigned char)0, __ATOMIC_RELAXED);
-    }
-    /* The counters of a FaultTeam (below). */
-    static inline Py_ssize_t fb_take(Py_ssize_t *counter) {
-        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
-    }
-    static inline Py_ssize_t fb_load(const Py_ssize_t *counter) {
-        return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
-    }
-    static inline void fb_publish(Py_ssize_t *counter, Py_ssize_t value) {
-        __atomic_store_n(counter, value, __ATOMIC_RELEASE);
-    }
-    static inline void fb_spin_pause(void) {
-    #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-    #endif
-    }
-    #else
-    /* No atomics: fault_ahead_enabled stays false, so no FaultTeam runs and
-       these are never called. */
-    #define FB_FAULT_AHEAD_BUILT 0
-    static inline void fb_touch_for_write(const char *byte) { (void)byte; }
-    static inline Py_ssize_t fb_take(Py_ssize_t *counter) { return (*counter)++; }
-    static inline Py_ssize_t fb_load(const Py_ssize_t *counter) { return *counter; }
-    static inline void fb_publish(Py_ssize_t *counter, Py_ssize_t value) { *counter = value; }
-    static inline void fb_spin_pause(void) {}
-    #endif
-    """
-    int FB_FAULT_AHEAD_BUILT
-    void fb_touch_for_write(const char* byte) noexcept nogil
-    intp fb_take(intp* counter) noexcept nogil
-    intp fb_load(const intp* counter) noexcept nogil
-    void fb_publish(intp* counter, intp value) noexcept nogil
-    void fb_spin_pause() noexcept nogil
+from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, fb_load, fb_publish, fb_spin_pause, fb_take,
+                          fb_touch_for_write)
 
 
 cdef enum:

@@ -13,14 +13,7 @@
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    typedef struct { uint64_t lo, hi; } fb_item16;
-    """
-    ctypedef struct fb_item16:
-        uint64_t lo
-        uint64_t hi
+from ._kernels_c cimport fb_item16
 
 ctypedef fused item_t:
     uint8_t
@@ -187,127 +180,7 @@ cdef inline void copy_wide_item(char* dst, const char* src, intp width) noexcept
         memcpy(dst + width - 32, src + width - 32, 32)
 
 
-cdef extern from *:
-    """
-    /* A short item (under 16 bytes) repeated along a destination row (Tile
-       with the repeat innermost), by whole 16-byte registers: the row is
-       periodic with lcm(width, 16) bytes, which are `n_masks` registers,
-       each a byte shuffle of the item (masks from repeat_masks). The
-       doubling copies of fill_repeats make a library call per doubling,
-       most of them for a few bytes (a 3-byte item repeated 64 times: 1.0 x
-       np.copyto against 0.6 this way). Rows shorter than one period, or
-       CPUs without SSSE3 (shuffle_enabled false), take fill_repeats.
-
-       The period's registers must stay in registers: the store loop is
-       written once per register count (fb_repeat_period, N a constant
-       after inlining), and the item is read by two overlapping scalar
-       loads, not byte by byte. On the AMD EPYC CI machine (one thread, 64
-       MiB of 3-byte items repeated 64 times) a loop over a register array
-       indexed at run time took 5.3-7.2 ms against 2.5 for a fixed period. */
-    #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-    #include <immintrin.h>
-    #include <string.h>
-    #include <stdint.h>
-    /* The `width` (1 to 15) bytes at src in the low bytes of a register, the
-       others zero: two loads that overlap inside the item. */
-    static inline __attribute__((always_inline, target("ssse3")))
-    __m128i fb_load_item(const char *src, Py_ssize_t width) {
-        uint64_t lo = 0, hi = 0;
-        uint32_t a4, b4;
-        uint16_t a2, b2;
-        if (width >= 8) {
-            memcpy(&lo, src, 8);
-            if (width > 8) {
-                memcpy(&hi, src + width - 8, 8);
-                hi >>= 8 * (16 - width);       /* keep item bytes 8 ... width - 1 */
-            }
-        } else if (width >= 4) {
-            memcpy(&a4, src, 4);
-            memcpy(&b4, src + width - 4, 4);
-            lo = (uint64_t)a4 | ((uint64_t)b4 << (8 * (width - 4)));
-        } else if (width >= 2) {
-            memcpy(&a2, src, 2);
-            memcpy(&b2, src + width - 2, 2);
-            lo = (uint64_t)a2 | ((uint64_t)b2 << (8 * (width - 2)));
-        } else {
-            lo = (unsigned char)src[0];
-        }
-        return _mm_set_epi64x((long long)hi, (long long)lo);
-    }
-
-    /* One row's whole periods of N registers; returns the bytes written. */
-    static inline __attribute__((always_inline, target("ssse3")))
-    Py_ssize_t fb_repeat_period(char *d, __m128i item, Py_ssize_t total,
-                                const unsigned char *masks, const int N) {
-        __m128i pattern[16];
-        Py_ssize_t off;
-        int r;
-        for (r = 0; r < N; r++)
-            pattern[r] = _mm_shuffle_epi8(item, _mm_loadu_si128((const __m128i *)(masks + 16 * r)));
-        if (N == 1) {
-            /* One register is the whole period: four stores a line. */
-            for (off = 0; off + 64 <= total; off += 64) {
-                _mm_storeu_si128((__m128i *)(d + off), pattern[0]);
-                _mm_storeu_si128((__m128i *)(d + off + 16), pattern[0]);
-                _mm_storeu_si128((__m128i *)(d + off + 32), pattern[0]);
-                _mm_storeu_si128((__m128i *)(d + off + 48), pattern[0]);
-            }
-            for (; off + 16 <= total; off += 16)
-                _mm_storeu_si128((__m128i *)(d + off), pattern[0]);
-            return off;
-        }
-        for (off = 0; off + 16 * N <= total; off += 16 * N)
-            for (r = 0; r < N; r++)
-                _mm_storeu_si128((__m128i *)(d + off + 16 * r), pattern[r]);
-        return off;
-    }
-
-    __attribute__((target("ssse3")))
-    static void fb_repeat_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
-                               Py_ssize_t src_row, Py_ssize_t width, Py_ssize_t count,
-                               const unsigned char *masks, int n_masks) {
-        Py_ssize_t i, off, total = width * count, period = 16 * (Py_ssize_t)n_masks;
-        for (i = 0; i < n_rows; i++) {
-            char *d = dst + i * dst_row;
-            __m128i item = fb_load_item(src + i * src_row, width);
-            switch (n_masks) {   /* widths 1, 2, 4, 8; 3, 6, 12; 5, 10; 7, 14 */
-            case 1: off = fb_repeat_period(d, item, total, masks, 1); break;
-            case 3: off = fb_repeat_period(d, item, total, masks, 3); break;
-            case 5: off = fb_repeat_period(d, item, total, masks, 5); break;
-            case 7: off = fb_repeat_period(d, item, total, masks, 7); break;
-            default: off = fb_repeat_period(d, item, total, masks, n_masks); break;
-            }
-            /* The rest (under a period; the row holds at least one) repeats
-               the bytes one period before it: whole registers, then one
-               ending at the row's end, overlapping bytes already right, if
-               the row has a period before it. */
-            for (; off + 16 <= total; off += 16)
-                _mm_storeu_si128((__m128i *)(d + off),
-                                 _mm_loadu_si128((const __m128i *)(d + off - period)));
-            if (off < total) {
-                if (total - 16 - period >= 0)
-                    _mm_storeu_si128((__m128i *)(d + total - 16),
-                                     _mm_loadu_si128((const __m128i *)(d + total - 16 - period)));
-                else
-                    memcpy(d + off, d + off - period, (size_t)(total - off));
-            }
-        }
-    }
-    #else
-    /* Never called without SSSE3 (shuffle_enabled is false); kept correct. */
-    static void fb_repeat_rows(char *dst, const char *src, Py_ssize_t n_rows, Py_ssize_t dst_row,
-                               Py_ssize_t src_row, Py_ssize_t width, Py_ssize_t count,
-                               const unsigned char *masks, int n_masks) {
-        Py_ssize_t i, j;
-        (void)masks; (void)n_masks;
-        for (i = 0; i < n_rows; i++)
-            for (j = 0; j < count; j++)
-                memcpy(dst + i * dst_row + j * width, src + i * src_row, (size_t)width);
-    }
-    #endif
-    """
-    void fb_repeat_rows(char* dst, const char* src, intp n_rows, intp dst_row, intp src_row,
-                        intp width, intp count, const unsigned char* masks, int n_masks) noexcept nogil
+from ._kernels_c cimport fb_repeat_rows
 
 
 cdef inline int repeat_masks(unsigned char* masks, intp width) noexcept nogil:

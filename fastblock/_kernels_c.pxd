@@ -1,0 +1,90 @@
+# The engine's C (fastblock/_src), declared to Cython: one block per
+# header. The .c files are compiled into the _engine extension (setup.py).
+
+from libc.stdint cimport uint64_t
+from numpy cimport npy_intp
+
+
+cdef extern from "_src/fb_common.h":
+    # The engine's intp (ptrdiff_t in C, the size of npy_intp).
+    ctypedef npy_intp fb_intp
+    ctypedef struct fb_item16:
+        uint64_t lo
+        uint64_t hi
+
+
+cdef extern from "_src/cpu.h" nogil:
+    int fb_cpu_has_ssse3()
+    int fb_cpu_has_avx()
+    int fb_cpu_has_avx512_vbmi()
+
+
+cdef extern from "_src/openmp.h" nogil:
+    int FB_HAVE_OPENMP
+    int fb_openmp_max_threads()
+
+
+cdef extern from "_src/repeat.h" nogil:
+    void fb_repeat_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
+                        fb_intp src_row, fb_intp width, fb_intp count,
+                        const unsigned char* masks, int n_masks) noexcept
+
+
+cdef extern from "_src/shuffle.h" nogil:
+    int fb_periodic_has(int period, int windows)
+    void fb_shuffle_pieces(char* dst, const char* src, fb_intp n_pieces, fb_intp last_start,
+                           const unsigned char* n_windows, const fb_intp* window_offset,
+                           const unsigned char* window_mask, int max_windows,
+                           int uniform) noexcept
+    void fb_shuffle_wide(char* dst, const char* src, fb_intp n_pieces, fb_intp advance,
+                         fb_intp last_start, const unsigned char* n_windows,
+                         const fb_intp* window_offset, const unsigned char* window_mask,
+                         int max_windows, int uniform, int period, fb_intp period_step,
+                         fb_intp segment_pieces, fb_intp n_segments, fb_intp segment_step,
+                         fb_intp last_segment_pieces, fb_intp lead_rounds) noexcept
+
+
+cdef extern from "_src/transpose.h" nogil:
+    void fb_transpose_rows(char* dst, const char* src, fb_intp n_rows, fb_intp n_items,
+                           const fb_intp* item_offset, const fb_intp* row_offset,
+                           fb_intp width) noexcept
+    void fb_transpose_runs(char* dst, const char* src, fb_intp n_rows, fb_intp n_items,
+                           const fb_intp* item_offset, fb_intp row_bytes, fb_intp width,
+                           fb_intp ahead) noexcept
+    void fb_prefetch_run(const char* p, fb_intp n) noexcept
+
+
+cdef extern from "_src/lanes.h" nogil:
+    enum: FB_LANES_MAX
+    void fb_lanes_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
+                       fb_intp src_row, fb_intp n, int L, const fb_intp* lane,
+                       const unsigned char* masks, int interleave, int width) noexcept
+
+
+cdef extern from "_src/stream.h" nogil:
+    int FB_STREAM_BUILT
+    int fb_stream_avx
+    int fb_pages_resident(const char* low, const char* high) noexcept
+    void fb_stream_copy(char* dst, const char* src, fb_intp n) noexcept
+    void fb_stream_lines(char* dst, const char* src, fb_intp n) noexcept
+    void fb_stream_fence() noexcept
+
+
+cdef extern from "_src/faults.h" nogil:
+    int FB_FAULT_AHEAD_BUILT
+    void fb_touch_for_write(const char* byte) noexcept
+    fb_intp fb_take(fb_intp* counter) noexcept
+    fb_intp fb_load(const fb_intp* counter) noexcept
+    void fb_publish(fb_intp* counter, fb_intp value) noexcept
+    void fb_spin_pause() noexcept
+
+
+cdef extern from "_src/vect_c_pixels.h" nogil:
+    enum: FB_VECT_C_BS
+    enum: FB_VECT_C_M
+    int FB_VECT_C_PIXELS_BUILT
+    const signed char fb_vect_c_row_planes[3][6]
+    void fb_vect_c_pixels(char* depth, fb_intp plane_step, fb_intp depth_row_step,
+                          char* space, fb_intp space_row_step, fb_intp rows, fb_intp out_w,
+                          const unsigned char* idx, const unsigned long long* masks, int W,
+                          int to_depth) noexcept

@@ -1,0 +1,38 @@
+/* CPU feature detection (cpu.h): one probe, its answers kept in a bit set. */
+#include "cpu.h"
+
+enum {
+    FB_CPU_DETECTED = 1,
+    FB_CPU_SSSE3 = 2,
+    FB_CPU_AVX = 4,
+    FB_CPU_AVX512_VBMI = 8
+};
+
+/* 0 until the first question; the probe gives the same bits on every
+   thread, so a race only repeats it. */
+static int fb_cpu_features;
+
+static int fb_cpu_probe(void) {
+    int features = FB_CPU_DETECTED;
+#if FB_X86_SIMD
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("ssse3"))
+        features |= FB_CPU_SSSE3;
+    if (__builtin_cpu_supports("avx"))
+        features |= FB_CPU_AVX;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512vbmi"))
+        features |= FB_CPU_AVX512_VBMI;
+#endif
+    return features;
+}
+
+static int fb_cpu_has(int feature) {
+    if (!fb_cpu_features)
+        fb_cpu_features = fb_cpu_probe();
+    return (fb_cpu_features & feature) != 0;
+}
+
+int fb_cpu_has_ssse3(void) { return fb_cpu_has(FB_CPU_SSSE3); }
+int fb_cpu_has_avx(void) { return fb_cpu_has(FB_CPU_AVX); }
+int fb_cpu_has_avx512_vbmi(void) { return fb_cpu_has(FB_CPU_AVX512_VBMI); }

@@ -1,0 +1,17 @@
+/* The CPU's SIMD features, detected once and cached: every kernel family
+   asks here before it plans its SIMD variant. Each answer is 0 where the
+   build has no SIMD variants (fb_common.h: FB_X86_SIMD). */
+#ifndef FASTBLOCK_CPU_H
+#define FASTBLOCK_CPU_H
+
+#include "fb_common.h"
+
+/* pshufb: byte shuffles, lane transposes, Tile's repeated rows. */
+FB_INTERNAL int fb_cpu_has_ssse3(void);
+/* 32-byte streaming stores. */
+FB_INTERNAL int fb_cpu_has_avx(void);
+/* vpermb / vpermt2b with AVX-512 F and BW: 64-byte shuffles and the
+   NCHW_VECT_C bs 3 pixel kernel. */
+FB_INTERNAL int fb_cpu_has_avx512_vbmi(void);
+
+#endif

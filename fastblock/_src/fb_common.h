@@ -1,0 +1,42 @@
+/* What every kernel family of the copy engine shares: the byte-count type,
+   the 16-byte item, the SIMD build test and the loop-unrolling pragma. */
+#ifndef FASTBLOCK_FB_COMMON_H
+#define FASTBLOCK_FB_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Byte counts, steps and offsets: the C type of the engine's intp
+   (npy_intp, Py_ssize_t), without Python's headers. */
+typedef ptrdiff_t fb_intp;
+
+/* An item of 16 bytes, moved by one memcpy of a compile-time size. */
+typedef struct { uint64_t lo, hi; } fb_item16;
+
+/* x86 with GCC or Clang: the SIMD variants are compiled. The package is
+   built without -march flags; each SIMD function carries its own target
+   attribute and runs only where cpu.h reports the instructions. Other
+   CPUs and compilers get each family's portable fallback. */
+#ifndef FB_X86_SIMD           /* -DFB_X86_SIMD=0: the fallbacks alone (ci/c_warnings.sh) */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define FB_X86_SIMD 1
+#else
+#define FB_X86_SIMD 0
+#endif
+#endif
+#if FB_X86_SIMD
+/* Unroll a loop whose trip count is a constant after inlining, so that
+   register indices are constants and the registers stay registers. */
+#define FB_UNROLL _Pragma("GCC unroll 16")
+#endif
+
+/* Functions of the _src .c files: shared by the engine's objects, not
+   exported from the extension module. */
+#if defined(__GNUC__) || defined(__clang__)
+#define FB_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define FB_INTERNAL
+#endif
+
+#endif

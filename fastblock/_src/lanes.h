@@ -1,0 +1,23 @@
+/* Lane transposes of 1-, 2-, 4- and 8-byte items (lanes.c): the inner move
+   of SpaceToDepth/DepthToSpace on small items, lanes being the block
+   offsets. Called only where cpu.h reports SSSE3. */
+#ifndef FASTBLOCK_LANES_H
+#define FASTBLOCK_LANES_H
+
+#include "fb_common.h"
+
+/* Bytes in one pixel at most (lanes of bytes; of wider items, as many as
+   fit): the size of the plan's lane offset table. */
+#define FB_LANES_MAX 256
+
+/* n_rows rows (dst_row / src_row bytes apart) of n pixels of L lanes of
+   `width`-byte items; lane l at lane[l] bytes from the row (the source's
+   if interleave, else the destination's), the pixels packed on the other
+   side. masks: the plan's 5 byte shuffles (plan_lane_masks): pixel order,
+   the run's last 16 bytes (two), lane order, lane order of the run's last
+   load. */
+FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                               fb_intp src_row, fb_intp n, int L, const fb_intp *lane,
+                               const unsigned char *masks, int interleave, int width);
+
+#endif

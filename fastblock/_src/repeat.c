@@ -1,0 +1,114 @@
+/* Tile's repeated items (repeat.h). The engine's fill_repeats doubles the
+   written run with one memcpy per doubling, most of them a library call
+   for a few bytes; whole registers of the row's period write a 3-byte item
+   repeated 64 times in 0.6 of np.copyto's time against 1.0. */
+#include "repeat.h"
+
+#if FB_X86_SIMD
+#include <immintrin.h>
+
+/* SSSE3 */
+
+/* The `width` (1 to 15) bytes at src in the low bytes of a register, the
+   others zero: two loads that overlap inside the item, not byte by byte. */
+static inline __attribute__((always_inline, target("ssse3")))
+__m128i fb_load_item(const char *src, fb_intp width) {
+    uint64_t lo = 0, hi = 0;
+    uint32_t a4, b4;
+    uint16_t a2, b2;
+    if (width >= 8) {
+        memcpy(&lo, src, 8);
+        if (width > 8) {
+            memcpy(&hi, src + width - 8, 8);
+            hi >>= 8 * (16 - width);       /* keep item bytes 8 ... width - 1 */
+        }
+    } else if (width >= 4) {
+        memcpy(&a4, src, 4);
+        memcpy(&b4, src + width - 4, 4);
+        lo = (uint64_t)a4 | ((uint64_t)b4 << (8 * (width - 4)));
+    } else if (width >= 2) {
+        memcpy(&a2, src, 2);
+        memcpy(&b2, src + width - 2, 2);
+        lo = (uint64_t)a2 | ((uint64_t)b2 << (8 * (width - 2)));
+    } else {
+        lo = (unsigned char)src[0];
+    }
+    return _mm_set_epi64x((long long)hi, (long long)lo);
+}
+
+/* One row's whole periods of N registers; returns the bytes written. The
+   period's registers stay in registers only with N a constant after
+   inlining: a loop over a register array indexed at run time took 2 to 3
+   times as long (64 MiB of 3-byte items repeated 64 times). */
+static inline __attribute__((always_inline, target("ssse3")))
+fb_intp fb_repeat_period(char *d, __m128i item, fb_intp total,
+                         const unsigned char *masks, const int N) {
+    __m128i pattern[16];
+    fb_intp off;
+    int r;
+    for (r = 0; r < N; r++)
+        pattern[r] = _mm_shuffle_epi8(item, _mm_loadu_si128((const __m128i *)(masks + 16 * r)));
+    if (N == 1) {
+        /* One register is the whole period: four stores a line. */
+        for (off = 0; off + 64 <= total; off += 64) {
+            _mm_storeu_si128((__m128i *)(d + off), pattern[0]);
+            _mm_storeu_si128((__m128i *)(d + off + 16), pattern[0]);
+            _mm_storeu_si128((__m128i *)(d + off + 32), pattern[0]);
+            _mm_storeu_si128((__m128i *)(d + off + 48), pattern[0]);
+        }
+        for (; off + 16 <= total; off += 16)
+            _mm_storeu_si128((__m128i *)(d + off), pattern[0]);
+        return off;
+    }
+    for (off = 0; off + 16 * N <= total; off += 16 * N)
+        for (r = 0; r < N; r++)
+            _mm_storeu_si128((__m128i *)(d + off + 16 * r), pattern[r]);
+    return off;
+}
+
+__attribute__((target("ssse3")))
+void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                    fb_intp src_row, fb_intp width, fb_intp count,
+                    const unsigned char *masks, int n_masks) {
+    fb_intp i, off, total = width * count, period = 16 * (fb_intp)n_masks;
+    for (i = 0; i < n_rows; i++) {
+        char *d = dst + i * dst_row;
+        __m128i item = fb_load_item(src + i * src_row, width);
+        switch (n_masks) {   /* widths 1, 2, 4, 8; 3, 6, 12; 5, 10; 7, 14 */
+        case 1: off = fb_repeat_period(d, item, total, masks, 1); break;
+        case 3: off = fb_repeat_period(d, item, total, masks, 3); break;
+        case 5: off = fb_repeat_period(d, item, total, masks, 5); break;
+        case 7: off = fb_repeat_period(d, item, total, masks, 7); break;
+        default: off = fb_repeat_period(d, item, total, masks, n_masks); break;
+        }
+        /* The rest (under a period; the row holds at least one) repeats
+           the bytes one period before it: whole registers, then one
+           ending at the row's end, overlapping bytes already right, if
+           the row has a period before it. */
+        for (; off + 16 <= total; off += 16)
+            _mm_storeu_si128((__m128i *)(d + off),
+                             _mm_loadu_si128((const __m128i *)(d + off - period)));
+        if (off < total) {
+            if (total - 16 - period >= 0)
+                _mm_storeu_si128((__m128i *)(d + total - 16),
+                                 _mm_loadu_si128((const __m128i *)(d + total - 16 - period)));
+            else
+                memcpy(d + off, d + off - period, (size_t)(total - off));
+        }
+    }
+}
+
+#else
+
+/* Portable fallback: never called without SSSE3, kept correct. */
+void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                    fb_intp src_row, fb_intp width, fb_intp count,
+                    const unsigned char *masks, int n_masks) {
+    fb_intp i, j;
+    (void)masks; (void)n_masks;
+    for (i = 0; i < n_rows; i++)
+        for (j = 0; j < count; j++)
+            memcpy(dst + i * dst_row + j * width, src + i * src_row, (size_t)width);
+}
+
+#endif

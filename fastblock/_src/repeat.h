@@ -1,0 +1,17 @@
+/* Tile's repeated items: a short item (under 16 bytes) repeated along
+   destination rows, by whole 16-byte registers (repeat.c). */
+#ifndef FASTBLOCK_REPEAT_H
+#define FASTBLOCK_REPEAT_H
+
+#include "fb_common.h"
+
+/* n_rows rows (dst_row / src_row bytes apart) of `count` copies of one
+   `width`-byte item (1 to 15). Each row is periodic with lcm(width, 16)
+   bytes, which are `n_masks` registers, each a byte shuffle of the item
+   (`masks`: 16 bytes a register, built by the engine's repeat_masks).
+   Rows hold at least one period. Called only where the CPU has SSSE3. */
+FB_INTERNAL void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                                fb_intp src_row, fb_intp width, fb_intp count,
+                                const unsigned char *masks, int n_masks);
+
+#endif

@@ -1,0 +1,34 @@
+/* Byte shuffles for gathered runs of 1-, 2- and 4-byte items (shuffle.c).
+   A program (the plan's) builds each piece of a destination run from
+   unaligned source loads ("windows"), each shuffled into place by a mask.
+   Every load lies between the smallest and the largest source byte the run
+   reads. Called only where cpu.h reports the instructions: SSSE3 for the
+   16-byte pieces, AVX-512 VBMI for the 64-byte ones. */
+#ifndef FASTBLOCK_SHUFFLE_H
+#define FASTBLOCK_SHUFFLE_H
+
+#include "fb_common.h"
+
+/* One run of n_pieces 16-byte pieces (piece q at 16 q, the last at
+   last_start), piece q taking n_windows[q] windows; `uniform` > 0: every
+   piece takes that many. */
+FB_INTERNAL void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces, fb_intp last_start,
+                                   const unsigned char *n_windows, const fb_intp *window_offset,
+                                   const unsigned char *window_mask, int max_windows, int uniform);
+
+/* One run of 64-byte pieces `advance` bytes apart; with a `period`, its
+   repeating pieces by the periodic kernel (masks kept in registers) in
+   segments, the rest by the table loop. */
+FB_INTERNAL void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, fb_intp advance,
+                                 fb_intp last_start,
+                                 const unsigned char *n_windows, const fb_intp *window_offset,
+                                 const unsigned char *window_mask, int max_windows, int uniform,
+                                 int period, fb_intp period_step, fb_intp segment_pieces,
+                                 fb_intp n_segments, fb_intp segment_step,
+                                 fb_intp last_segment_pieces, fb_intp lead_rounds);
+
+/* Whether fb_shuffle_wide runs (period, windows a piece) by the periodic
+   kernel. */
+FB_INTERNAL int fb_periodic_has(int period, int windows);
+
+#endif

@@ -215,6 +215,10 @@ cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp ru
     its fresh pages faulted ahead (``fault_block``) unless ``faults`` says
     they are in place; with FAULTS_ONLY, only that."""
     cdef intp part
+    # The rows' offsets a kernel takes: a transpose's destination rows, or the lanes'.
+    cdef const intp* offsets = &p.lanes.offset[0]
+    if p.kernel == KERNEL_TRANSPOSE:
+        offsets = &p.transpose_rows[0]
     if p.fault_ahead and faults != FAULTS_NONE:
         for part in range(p.n_parts):
             fault_block(p, recent, run, block_dst + p.dst_offsets[part], size_a, size_b)
@@ -225,8 +229,7 @@ cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp ru
         return
     for part in range(p.n_parts):
         run_kernel(p, program, run, block_dst + p.dst_offsets[part], block_src + p.src_offsets[part],
-                   size_a, size_b, p.dst_a,
-                   &p.transpose_rows[0] if p.kernel == KERNEL_TRANSPOSE else &p.lanes.offset[0])
+                   size_a, size_b, p.dst_a, offsets)
 
 
 cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop,

@@ -7,7 +7,7 @@ Run by ci/coverage.sh after the tests, in the instrumented scratch tree:
 It reads `gcov --json-format` for the engine's objects:
 
 * fastblock/_engine.c, the C that Cython translated from _engine.pyx and its
-  .pxi files: each line follows a comment `/* "fastblock/_shuffle.pxi":123`
+  .pxi files: each line follows a comment `/* "fastblock/_kernel_shuffle.pxi":123`
   naming the source line; the C lines up to the next such comment belong to
   that source line.
 * The engine's C in fastblock/_src, reported as itself: each .c file's own

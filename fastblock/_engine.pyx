@@ -18,7 +18,7 @@ How a copy is run:
    8-byte items (up to 256 bytes; at least 3 lanes of 4 bytes), packed on
    one side and in separate rows on the other (the
    block offsets of SpaceToDepth/DepthToSpace), are transposed a register
-   of pixels at a time in SSE registers (lane transposes, ``_lanes.pxi``),
+   of pixels at a time in SSE registers (lane transposes, ``_kernel_lanes.pxi``),
    where the CPU has SSSE3. Otherwise the innermost destination axis is
    the kernel's inner axis. If the source's smallest step is on another
    axis, the copy is a transpose: the block's rows run along the source's
@@ -26,7 +26,7 @@ How a copy is run:
    the destination's, each cut into tiles that fit in L1 so that whole
    cache lines are read and written; source runs far apart are first
    copied into a buffer, and the block goes out in SSE2 register tiles
-   (staged transposes, ``_transpose.pxi``). Otherwise the other kernel
+   (staged transposes, ``_kernel_transpose.pxi``). Otherwise the other kernel
    axis is the next destination axis. When that block would be tiny (depth_first with
    channels last moves bs x C items at a time) or is three lanes of 1- or
    2-byte items that the lane transposes do not take, the kernel instead
@@ -34,7 +34,7 @@ How a copy is run:
    through a table of source offsets (gather mode), by byte shuffles for
    1- and 2-byte items where the CPU has them (16-byte pieces with SSSE3,
    64-byte pieces with AVX-512 VBMI, which also take 4-byte items;
-   ``_shuffle.pxi``). A copy may end in a table axis, whose source
+   ``_kernel_shuffle.pxi``). A copy may end in a table axis, whose source
    offsets no step describes (given by the caller): it is always gathered.
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer (a transpose's runs in source order instead). Its linear range
@@ -46,18 +46,38 @@ How a copy is run:
    runs every part of a block before the next block.
 4. *Stream.* A copy of 8 MiB or more into memory that is already resident
    writes each block into a per-thread buffer and streams the block's
-   destination rows out with non-temporal stores (``_stream.pxi``), so the
+   destination rows out with non-temporal stores (``_kernel_stream.pxi``), so the
    destination is not read before it is written: about a third less memory
    traffic. Transposes of 1- to 8-byte items stream the whole lines of
    their register tiles directly.
 5. *Fault ahead.* A copy of 4 MiB or more into memory that is not yet
    resident (a new result) first touches the last byte of each huge page a
-   block is about to write (``_faults.pxi``): the kernel then zeroes the
+   block is about to write (``_kernel_faults.pxi``): the kernel then zeroes the
    page in the order the block writes it, and the block's stores find the
    zeros still in cache. On two threads the calling thread takes every
    fault, a little ahead of the other thread (``run_units``).
 
 The GIL is released for the whole copy.
+
+Where each part lives (all included into this one extension module):
+
+- ``_engine_tuning.pxi``: the settings every layer reads (``tune``), and
+  what the CPU can run.
+- ``_engine_plan.pxi``: steps 1 and 2, a copy's axes into a ``Plan`` with
+  its ``Kernel``; nothing there touches the data.
+- ``_engine_run.pxi``: a plan's kernel blocks over a range of its loop,
+  streamed or faulted ahead (steps 4 and 5); ``run_kernel`` is the one
+  switch on the kernel.
+- ``_engine_schedule.pxi``: step 3, the loop cut into chunks for the
+  OpenMP team, and the calling thread's fault hand-over.
+- ``_kernel_*.pxi``: each kernel family's planning helpers and Cython
+  loops (block, shuffle, lanes, transpose, stream, faults, vect_c_pixels);
+  their C, with SIMD variants and portable fallbacks side by side, is in
+  ``_src/`` and declared in ``_kernels_c.pxd``.
+- ``_operator_plans.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
+  (axes and steps), built in C on every call.
+- This file: the constants, and the entry points :func:`copy` and
+  :func:`describe`.
 """
 
 cimport numpy as cnp
@@ -70,9 +90,6 @@ from ._memory cimport byte_range
 cnp.import_array()
 
 ctypedef cnp.npy_intp intp
-
-include "_engine_tuning.pxi"
-include "_kernels.pxi"
 
 from ._kernels_c cimport FB_HAVE_OPENMP, fb_openmp_max_threads
 
@@ -138,12 +155,14 @@ cdef inline bint is_register_width(intp width) noexcept nogil:
     return width == 1 or width == 2 or width == 4 or width == 8 or width == 16
 
 
-include "_shuffle.pxi"
-include "_transpose.pxi"
-include "_lanes.pxi"
-include "_stream.pxi"
-include "_faults.pxi"
-include "_pixels.pxi"
+include "_engine_tuning.pxi"
+include "_kernel_block.pxi"
+include "_kernel_shuffle.pxi"
+include "_kernel_transpose.pxi"
+include "_kernel_lanes.pxi"
+include "_kernel_stream.pxi"
+include "_kernel_faults.pxi"
+include "_kernel_vect_c_pixels.pxi"
 
 include "_engine_plan.pxi"
 include "_engine_run.pxi"
@@ -314,7 +333,7 @@ cdef cvarray_intp(intp n):
     return np.empty(max(n, 1), dtype=np.intp)
 
 
-include "_plans.pxi"
+include "_operator_plans.pxi"
 
 
 def thresholds():

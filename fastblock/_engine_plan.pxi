@@ -7,8 +7,8 @@ cdef enum Kernel:
     KERNEL_BLOCK        # rows of the a axis, items of the b axis (copy_block)
     KERNEL_GATHER       # rows of gather_len destination items read through
                         # gather: by byte shuffles where a program was built
-    KERNEL_LANES        # lane transposes of pixels (lanes, _lanes.pxi)
-    KERNEL_TRANSPOSE    # staged transposes (transpose_rows, gather, _transpose.pxi)
+    KERNEL_LANES        # lane transposes of pixels (lanes, _kernel_lanes.pxi)
+    KERNEL_TRANSPOSE    # staged transposes (transpose_rows, gather, _kernel_transpose.pxi)
 
 
 cdef struct Plan:
@@ -26,7 +26,7 @@ cdef struct Plan:
     intp total_bytes
     # Bytes of the whole copy this plan is run in: all parts, or the
     # whole_bytes of a plan run block by block. Shuffle programs (built
-    # once, _shuffle.pxi) must pay for themselves over these.
+    # once, _kernel_shuffle.pxi) must pay for themselves over these.
     intp copy_bytes
     # KERNEL_GATHER: the kernel writes rows of gather_len
     # contiguous destination items, item j read at gather[j] bytes past the
@@ -35,10 +35,10 @@ cdef struct Plan:
     intp gather[GATHER_MAX]
     # A table axis (source_table not NULL): the innermost axis, contiguous
     # in the destination, reads its items at these source offsets, which no
-    # step describes (NCHW_VECT_C depth_first, _plans.pxi). It is always
+    # step describes (NCHW_VECT_C depth_first, _operator_plans.pxi). It is always
     # part of the gathered run.
     const intp* source_table
-    # KERNEL_TRANSPOSE (_transpose.pxi): the a and b
+    # KERNEL_TRANSPOSE (_kernel_transpose.pxi): the a and b
     # axes are the outermost of the source's and the destination's
     # innermost axes; one index of a is a_in rows (transpose_rows: their
     # destination offsets, over a tile of a), one of b is b_in items
@@ -62,8 +62,8 @@ cdef struct Plan:
     # Each kernel block is copied once per part, shifted by these byte offsets.
     intp n_parts
     intp block_bytes            # destination bytes per kernel block, all parts together
-    bint stream                 # blocks go through a buffer and stream out (_stream.pxi)
-    bint fault_ahead            # fresh destination pages are faulted at their ends (_faults.pxi)
+    bint stream                 # blocks go through a buffer and stream out (_kernel_stream.pxi)
+    bint fault_ahead            # fresh destination pages are faulted at their ends (_kernel_faults.pxi)
     const char* dst_end         # one past the destination's last byte
     const intp* src_offsets
     const intp* dst_offsets
@@ -142,7 +142,7 @@ cdef bint runs_alias(const intp* offset, intp n, intp run_bytes) noexcept nogil:
 
 cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const intp* ds,
                          int* a_axis, int* b_axis, bint* grouped) noexcept nogil:
-    """Set up a staged transpose (``_transpose.pxi``) when the source is
+    """Set up a staged transpose (``_kernel_transpose.pxi``) when the source is
     contiguous along ``a_axis`` and the destination along ``b_axis``.
 
     Each side's run grows by the axes that continue it (a Fortran-order
@@ -223,7 +223,7 @@ cdef enum:
 
 
 cdef bint plan_lanes(Plan* p, int* n_axes, intp* ext, intp* ss, intp* ds) noexcept nogil:
-    """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_lanes.pxi``)
+    """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_kernel_lanes.pxi``)
     if the copy is one; the lane axes are then removed and the pixel axis is
     the last one. Pixels of up to LANES_MAX bytes. 3 lanes of 4-byte items
     gain over the block kernel (5-D space_to_depth bs=3 float32 rows of 52

@@ -1,7 +1,7 @@
 """Modes, data formats and result shapes: the one home of these facts.
 
 The front doors (``_api``, ``_permute``), the Dask wrappers and the engine's
-plans (``_plans.pxi``, whose compile-time enum is checked against the codes
+plans (``_operator_plans.pxi``, whose compile-time enum is checked against the codes
 here when the engine is imported) all read them from this module.
 
 A layout is where the channel axis lies; every array is seen as the logical

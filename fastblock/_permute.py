@@ -37,7 +37,7 @@ from ._docs import fill_doc
 from ._execute import Copier, execute
 from ._interop import arrays_in_out
 from ._layouts import CHANNELS_FIRST, CHANNELS_LAST, depth_to_space_shape, space_to_depth_shape
-from ._plan import CopyPlan
+from ._copy_plan import CopyPlan
 from ._validate import check_integer, check_shape_fits
 
 Axes = Union[None, int, Sequence[int], np.ndarray]

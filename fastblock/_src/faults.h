@@ -29,7 +29,7 @@ static inline void fb_spin_pause(void) {
 #endif
 }
 #else
-/* No atomics: fault_ahead_enabled stays false, so no FaultTeam runs and
+/* No atomics: the fault_ahead setting stays off, so no FaultTeam runs and
    these are never called. */
 #define FB_FAULT_AHEAD_BUILT 0
 static inline void fb_touch_for_write(const char *byte) { (void)byte; }

@@ -46,7 +46,7 @@
 # threads) to 0.6.
 #
 # SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
-# uses lane transposes only where ``shuffle_enabled`` says so.
+# uses lane transposes only where ``use_ssse3()`` says so (_engine_tuning.pxi).
 
 from ._kernels_c cimport FB_LANES_MAX, fb_lanes_rows
 

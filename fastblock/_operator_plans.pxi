@@ -487,7 +487,7 @@ cdef int _vect_c_rows_copy(const LogicalView* s, const LogicalView* d, cnp.ndarr
 cdef struct VectCPixels:
     # NCHW_VECT_C depth_first with bs 3 in one pass, either way: the 9 depth
     # rows of a space group and its 3 space rows at a time, by the kernel of
-    # _pixels.pxi, in blocks of rows (the units of run_units).
+    # _kernel_vect_c_pixels.pxi, in blocks of rows (the units of run_units).
     VectCBlocks blocks
     bint to_depth
     intp plane_step, depth_row_step, space_row_step, out_w, itemsize

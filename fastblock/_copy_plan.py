@@ -1,7 +1,7 @@
 """Generic copy plans built on the Python side.
 
 The plans of SpaceToDepth, DepthToSpace and Tile are built in C on every call
-(``_plans.pxi``). Operators that describe their copy from Python hand the
+(``_operator_plans.pxi``). Operators that describe their copy from Python hand the
 engine a :class:`CopyPlan`.
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@
 # more.
 #
 # Only destinations whose pages are already in memory stream; the others
-# fault ahead (``_faults.pxi``). A fresh page is zeroed by the kernel on its
+# fault ahead (``_kernel_faults.pxi``). A fresh page is zeroed by the kernel on its
 # first write, which leaves its lines in cache, and streaming over cached
 # lines costs more than writing them: a new 64 MiB result took 0.85 of
 # ``x.copy()`` streamed against 0.6 with ordinary stores. Three pages

@@ -52,13 +52,10 @@ cc=${CC:-gcc}
 gcov=${GCOV:-gcov}
 start=$(date +%s)
 
-if [ -n "${FASTBLOCK_COVERAGE_DIR:-}" ]; then
-  work=$FASTBLOCK_COVERAGE_DIR
-  mkdir -p "$work"
-else
-  work=$(mktemp -d "${TMPDIR:-/tmp}/fastblock-coverage.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
-fi
+# shellcheck source=ci/scratch_tree.sh
+source "$root/ci/scratch_tree.sh"
+work=$(work_dir coverage "${FASTBLOCK_COVERAGE_DIR:-}")
+[ -n "${FASTBLOCK_COVERAGE_DIR:-}" ] || trap 'rm -rf "$work"' EXIT
 tree=$work/tree
 out=$root/build/coverage
 # Start from a clean copy: stale generated C, .so or .gcda files would be reused.
@@ -66,8 +63,6 @@ rm -rf "$tree"
 mkdir -p "$tree" "$out"
 
 echo "== copying the tree to $tree"
-# shellcheck source=ci/scratch_tree.sh
-source "$root/ci/scratch_tree.sh"
 copy_tree "$root" "$tree"
 
 # The build requirements of pyproject.toml (the SPDX license string needs

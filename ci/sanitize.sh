@@ -41,13 +41,10 @@ python=${PYTHON:-python3}
 cc=${CC:-gcc}
 start=$(date +%s)
 
-if [ -n "${FASTBLOCK_SANITIZE_DIR:-}" ]; then
-  work=$FASTBLOCK_SANITIZE_DIR
-  mkdir -p "$work"
-else
-  work=$(mktemp -d "${TMPDIR:-/tmp}/fastblock-sanitize.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
-fi
+# shellcheck source=ci/scratch_tree.sh
+source "$root/ci/scratch_tree.sh"
+work=$(work_dir sanitize "${FASTBLOCK_SANITIZE_DIR:-}")
+[ -n "${FASTBLOCK_SANITIZE_DIR:-}" ] || trap 'rm -rf "$work"' EXIT
 logs=$work/sanitizer-logs
 tree=$work/tree
 # Start from a clean copy: stale generated C or .so files would be reused.
@@ -55,8 +52,6 @@ rm -rf "$logs" "$tree"
 mkdir -p "$logs" "$tree"
 
 echo "== copying the tree to $tree"
-# shellcheck source=ci/scratch_tree.sh
-source "$root/ci/scratch_tree.sh"
 copy_tree "$root" "$tree"
 
 # The build requirements of pyproject.toml (the SPDX license string needs

@@ -1,6 +1,18 @@
 # Sourced by the CI jobs that build in a scratch copy of the tree
 # (ci/sanitize.sh, ci/coverage.sh, ci/pythons.sh, ci/wheel.sh); not a job.
 
+# work_dir NAME KEEP: prints the job's work directory: KEEP if set (made if
+# missing, kept afterwards), else a new temporary one, which the caller
+# removes (trap 'rm -rf "$work"' EXIT, in the job's own shell).
+work_dir() {
+  if [ -n "$2" ]; then
+    mkdir -p "$2"
+    printf '%s\n' "$2"
+  else
+    mktemp -d "${TMPDIR:-/tmp}/fastblock-$1.XXXXXX"
+  fi
+}
+
 # copy_tree ROOT DEST: the tracked files and the untracked ones git does not
 # ignore (no build outputs: no generated C, no .so, no build/).
 copy_tree() {
@@ -10,7 +22,8 @@ copy_tree() {
       | (cd "$1" && while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done) \
       | tar -C "$1" --null -T - -cf - | tar -C "$2" -xf -
   else
-    tar -C "$1" --exclude='*.so' --exclude='build' --exclude='dist' --exclude='.venv*' \
+    # (No wildcard crosses a '/': fastblock/_src/*.c is hand-written C.)
+    tar -C "$1" --no-wildcards-match-slash --exclude='*.so' --exclude='build' --exclude='dist' --exclude='.venv*' \
         --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/*.c' \
         -cf - . | tar -C "$2" -xf -
   fi

@@ -275,13 +275,8 @@ cdef inline void copy_strided_block(char* dst, const char* src,
     # The longer axis goes inside: fewer loop restarts. Items of 16 bytes
     # or more are few per block, and there the order matters more than the
     # restarts: writing the destination in order reads the block's source
-    # rows side by side. C model on the AMD EPYC (Zen 4) CI machine (64
-    # MiB, one thread, two source rows interleaved by 32-byte items into
-    # 8 KiB blocks, then streamed): destination order 5.4-6.0 ms, one source
-    # row after the other 7.5-7.9, and 9.1-10.5 with a library memcpy per
-    # item (np.copyto 6.4-7.1). In the engine, the 16 blocks_first
-    # channels_last cases of target 1, two threads: median 0.93 -> 0.80 x
-    # np.copyto (this and copy_wide_item, in-process A/B of two builds).
+    # rows side by side (blocks_first channels_last, two threads, with
+    # copy_wide_item: median 0.93 -> 0.80 x np.copyto).
     if width >= 16 and (dst_inner == width or dst_outer == width):
         swap = dst_outer == width       # the destination-contiguous axis inside
     else:

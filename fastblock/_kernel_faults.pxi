@@ -5,15 +5,12 @@
 # write to one makes the kernel zero all of it. Those zeros are still in
 # cache when the copy's own stores reach them only if the kernel zeroed the
 # page in the order the copy then writes it, and that depends on where the
-# first write fell: on the 2-core AMD EPYC (Zen 4) CI machine (Linux 6.18),
-# a C model writing 64 MiB forwards into fresh huge pages took 1.69 x
-# np.copyto (touched memory) on one thread and 1.66 on two when each page
-# was first written at its start, as a forward copy does, and 1.02 and 0.80
-# when each page was first written at its last byte; writing four rows 8
-# MiB apart (a lane split) 1.63 / 1.40 against 1.09 / 1.00. glibc's memcpy
-# ran its loop backwards there (``perf annotate``; source and destination at
-# the same page offset, as NumPy's large arrays are), which gives it the
-# good order: one thread 1.26-1.38, and ``x.copy()`` about 1.2.
+# first write fell: writing 64 MiB forwards into fresh huge pages took 1.69
+# x np.copyto (touched memory) on one thread when each page was first
+# written at its start, as a forward copy does, and 1.02 when it was first
+# written at its last byte. glibc's memcpy runs its loop backwards where
+# source and destination are at the same page offset, as NumPy's large
+# arrays are, which gives it the good order.
 #
 # So a copy into memory that is not yet resident first touches the last byte
 # of every huge page a kernel block is about to write, clamped to the
@@ -22,12 +19,6 @@
 # byte meanwhile. Each thread remembers the pages it touched last, so a page
 # is touched about once per thread. With small pages the touch costs one
 # page fault that the copy would take anyway.
-#
-# In the engine, 64 MiB new results over ``x.copy()``, in-process A/B with
-# the order alternated, on the machine above: the 69 target-1 cases and a
-# plain copy, two threads, median 1.04 -> 0.87, at or below 1.0 in 25 -> 52
-# of 70; depth_to_space blocks_first channels_last C=16 bs=2 uint8 on one
-# thread 1.71 -> 1.23.
 
 from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, fb_load, fb_publish, fb_spin_pause, fb_take,
                           fb_touch_for_write)

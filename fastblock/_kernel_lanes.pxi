@@ -9,9 +9,8 @@
 # item that costs several instructions per byte, and byte shuffles need a
 # 16-byte load per lane and piece; a register transpose moves 16 pixels of
 # L lanes with L loads, log2(P) rounds of P unpacks (P: L rounded up to a
-# power of two) and one store per 16 bytes. Measured (callgrind, one thread):
-# 1.4-1.8 instructions per byte for 9 lanes of bytes (P = 16 spills a few
-# registers), against 5.1 with byte shuffles; 1.3 against 1.9 for 3 lanes.
+# power of two) and one store per 16 bytes: 1.4-1.8 instructions per byte
+# for 9 lanes of bytes against 5.1 with byte shuffles.
 #
 # Interleave (lanes -> pixels): lane l of a group of pixels is one 16-byte
 # load at its own offset; P registers (the lanes, padded with zeros) hold a
@@ -29,10 +28,7 @@
 # only runs shorter than a group go item by item (and the pixels after the
 # last whole group of fb_wide_lines, below). Item by item, the 8 pixels
 # past 48 of a 56-pixel row of 12 byte lanes took a third of the lane
-# kernel's perf samples in 1 MiB space_to_depth depth_first NCHW_VECT_C
-# bs 3 uint8. In-process A/B, x np.copyto, one thread: depth_to_space of
-# that 6.23 -> 4.78, space_to_depth uint8 [8, 3, 300, 300] bs 2 3.05 ->
-# 2.40; two threads 3.06 -> 2.37, 1.68 -> 1.33.
+# kernel's time in 1 MiB space_to_depth depth_first NCHW_VECT_C bs 3 uint8.
 #
 # Items of 4 and 8 bytes (float32, float64), and more than 16 bytes of
 # lanes of 1- or 2-byte items, take the register transposes alone: a
@@ -41,9 +37,8 @@
 # with no shuffle, a block at a time; pixels of up to 256 bytes (the 27 or
 # 64 block offsets of 5-D depth_first channels_last, a channels-first to
 # channels-last transpose of up to 256 bytes of channels), the last block
-# padded. The 12 lanes of the staged
-# NCHW_VECT_C float32 planes went from item by item (1.2 x np.copyto on two
-# threads) to 0.6.
+# padded. The 12 lanes of the staged NCHW_VECT_C float32 planes went from
+# item by item (1.2 x np.copyto on two threads) to 0.6.
 #
 # SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
 # uses lane transposes only where ``use_ssse3()`` says so (_engine_tuning.pxi).

@@ -11,58 +11,38 @@
 # Where the CPU also has AVX-512 VBMI (``vpermb``: any byte of a 64-byte
 # register to any place), pieces and windows are 64 bytes instead: a 3-byte
 # pixel row interleaved from two source rows takes two windows per 64 bytes
-# rather than two per 16, so a quarter of the loads, shuffles and stores. A
-# window's bytes are merged into the piece under a mask (its mask bytes
-# below 0x80), so no OR is needed. On the AMD EPYC (Zen 4) CI machine
-# (in-process A/B of the two piece sizes, x np.copyto, 64 MiB): the seven
-# channels_last C 3 uint8 cases of target 1 that shuffle, one thread
-# 1.68-3.12 -> 1.29-2.19, two threads 0.99-1.33 -> 0.81-1.04; 3 MiB
-# depth_to_space depth_first C 3 bs 2, two threads, 2.28 -> 1.50.
+# rather than two per 16, so a quarter of the loads, shuffles and stores
+# (channels_last C 3 uint8, 64 MiB, two threads: 0.99-1.33 -> 0.81-1.04 x
+# np.copyto). A window's bytes are merged into the piece under a mask (its
+# mask bytes below 0x80), so no OR is needed.
 #
 # With 64-byte pieces, runs of 4-byte items shuffle too where every piece
 # takes at most 4 windows (space_to_depth depth_first channels_last C 3
-# float32, 64 MiB, in-process A/B of the piece sizes: one thread bs 2 1.45
-# -> 1.01, bs 3 1.60 -> 1.06; two threads 0.80 -> 0.57, 0.84 -> 0.65;
-# depth_to_space bs 2 one thread 1.67 -> 1.14, two threads even). Pieces
-# needing more windows lost (depth_to_space bs 3: 0.78 -> 1.11).
+# float32 bs 2, 64 MiB, two threads: 0.80 -> 0.57 x np.copyto); pieces
+# needing more windows lost.
 #
 # Most programs repeat: NCHW_VECT_C depth_first bs 2 every piece (4-byte
 # items: 4 destination pixels, 128 source bytes on), channels_last C 3 bs 2
 # every third piece (16 pixels on). Their repeating pieces run by a kernel
 # that keeps the period's masks in registers and loads only the windows
 # (find_period, fb_shuffle_periodic_n); the table loop, which also loads a
-# mask and an offset per window, finishes the rest. In L1 on the AMD EPYC
-# (Zen 4) CI machine, a piece of 4 windows took 8 cycles that way against
-# 21 (C model). In-process A/B, 64 MiB, x np.copyto, one thread:
-# space_to_depth depth_first NCHW_VECT_C bs 2 float32 1.95 -> 1.47, uint8
-# 1.84 -> 1.59, depth_to_space depth_first channels_last C 3 bs 2 float32
-# 1.90 -> 1.47; two threads 1.02-1.05 -> 0.80-0.87, 1.00 -> 0.72 (two runs);
-# others that repeat within the noise (+-0.05) at two threads.
+# mask and an offset per window, finishes the rest. In L1 a piece of 4
+# windows takes 8 cycles that way against 21 through the tables.
 #
 # A repeating program also runs runs longer than the tables
 # (plan_long_run): the periodic kernel repeats the first period as far as
 # the run goes, and a table-sized program finishes it. Rows of more than
 # GATHER_MAX items then run whole (up to LONG_RUN_REACH bytes) instead of
-# in table-sized runs that each load the masks again. In-process A/B on
-# the AMD EPYC (Zen 4) CI machine, x np.copyto, two threads: 1 MiB
-# space_to_depth blocks_first channels_last C 3 bs 2 uint8 2.20 -> 1.54
-# (one thread 3.09 -> 1.79), depth_to_space depth_first 3.14 -> 2.09,
-# depth_first NCHW_VECT_C bs 2 float32 2.77 -> 1.97; 64 MiB
-# space_to_depth depth_first channels_last C 3 bs 2 uint8 1.06 -> 0.77,
-# depth_to_space 0.88 -> 0.62; the other cases within the noise (+-0.15).
+# in table-sized runs that each load the masks again (64 MiB
+# space_to_depth depth_first channels_last C 3 bs 2 uint8, two threads:
+# 1.06 -> 0.77 x np.copyto).
 #
 # Runs of pixels that repeat only after more than SHUFFLE_PERIOD_MAX
 # pieces (27-byte pixels: 27 pieces; 9-byte ones: 9) take pieces that
 # advance by whole pixels instead (pixel_pieces: 54 or 63 bytes), so that
-# every piece has the same masks, a period of one piece. In-process A/B
-# on the AMD EPYC (Zen 4) CI machine, x np.copyto, 1 MiB, two threads:
-# space_to_depth depth_first channels_last C 3 bs 3 uint8 1.99 -> 1.36,
-# depth_to_space 2.15 -> 1.41, its float32 3.05 -> 2.32 (36-byte pixels),
-# C 5 bs 3 float32 3.10 -> 1.93, none of 48 channels_last cases slower by
-# 0.1; one thread 3.62 -> 2.40, 4.21 -> 2.69, 3.70 -> 2.38. 64 MiB, two
-# threads: space_to_depth blocks_first C 3 bs 3 uint8 1.07 -> 0.88,
-# depth_first 1.27 -> 1.00, C 5 bs 3 1.18 -> 0.82; depth_to_space took
-# 0.9-1.1 or about 2 by the stage's place (STAGE_PAGE_OFFSET).
+# every piece has the same masks, a period of one piece (1 MiB
+# space_to_depth depth_first channels_last C 3 bs 3 uint8, two threads:
+# 1.99 -> 1.36 x np.copyto).
 #
 # A run whose length is not a whole number of pieces ends with a piece
 # that overlaps the one before it (it ends at the run's end; the bytes
@@ -208,11 +188,8 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
             # 64-byte pieces' period could hold (depth_to_space depth_first
             # NCHW_VECT_C bs 3 uint8 through tables: 12-byte pixels from 6
             # depth planes, 64-byte pieces repeat every 3 pieces of 6
-            # windows). Pieces of 5 pixels, AMD EPYC (Zen 4) CI machine, two
-            # threads, x np.copyto, medians of three processes: 64 MiB 0.99
-            # -> 0.80, 16 MiB 1.48 -> 0.98. Only there: programs of fewer
-            # windows lost (1 MiB space_to_depth blocks_first channels_last
-            # C 3 bs 2 uint8 1.13 -> 2.25).
+            # windows). Pieces of 5 pixels, two threads: 64 MiB 0.99 -> 0.80 x
+            # np.copyto. Only there: programs of fewer windows lost.
             if not (plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES, PIXEL_UNIFORM_MAX,
                                 WIDE_SHUFFLE_BYTES // (pixel_items * width) * pixel_items,
                                 PIXEL_UNIFORM_MAX) and prog.period):

@@ -18,21 +18,11 @@
 #   planes that draw on that row, three permutes of two planes each.
 # Either way 18 permutes, 15 loads and stores for 360 bytes of uint8.
 #
-# In the engine on the AMD EPYC (Zen 4) CI machine, x np.copyto:
-#                          one thread     two threads   before (1 / 2 threads)
-#   s2d uint8 64 MiB       1.26-1.41      0.84-0.91     planes 2.86 / 1.52
-#   s2d float32 64 MiB     1.33-1.36      0.87-1.08     planes 2.02 / 1.16
-#   s2d uint16 16 MiB      1.33-1.65      0.79-0.88     planes 2.01 / 1.10
-#   s2d uint8 1 MiB        1.73-2.06      1.05-1.24     planes 6.55 / 3.46
-#   d2s uint8 64 MiB       1.20           0.73          tables 1.50 / 0.81
-#   d2s float32 64 MiB     1.20           0.83          tables 2.23 / 1.09
-#   d2s uint8 16 MiB       1.17           0.74          tables 2.33 / 1.35
-#   d2s uint8 4 MiB        1.63           0.64          planes 2.66 / 1.57
-# (s2d: three processes, the others one), and float32 from 1 to 8 MiB about
-# even with the planes (s2d 2.58 / 2.65 one thread at 1 MiB, 0.90 / 0.91
-# two at 8 MiB; d2s 1.17 / 1.43 two at 1 MiB, 0.89 / 1.05 at 4 MiB).
-# Permuting all three space rows for every s2d plane (27 permutes), uint8
-# took 1.49-1.53 and 0.87-0.90 at 64 MiB, 2.58-2.79 and 1.54-1.60 at 1 MiB.
+# It replaces the staged planes (space_to_depth, and depth_to_space in cache)
+# and the gather tables (depth_to_space): space_to_depth uint8, 64 MiB, two
+# threads, 1.52 -> 0.84-0.91 x np.copyto; float32 from 1 to 8 MiB is about
+# even with the planes. Permuting all three space rows for every
+# space_to_depth plane (27 permutes) was slower.
 #
 # A store ends past its NP pixels (24 bytes for uint8 planes, 8 for rows)
 # while the row goes on (the next store writes those bytes); the row's last

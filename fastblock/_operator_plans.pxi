@@ -248,13 +248,11 @@ cdef enum:
     # Result bytes of a block of rows of one NCHW_VECT_C group: in L2, and
     # as large as that allows. A staged block (StagedVectC) reads its
     # source in one phase and writes its result in the next, and fewer,
-    # longer phases keep the memory streams going (64 MiB bs=3 depth_first,
-    # two threads, x np.copyto; 64 KiB -> 256 KiB: space_to_depth uint8
-    # 0.84 -> 0.73, float32 0.70 -> 0.56, depth_to_space float32 0.70 ->
-    # 0.66; 2 MiB planes, as large as L2, lose it again). The row kinds of a
-    # block of VectCRows read the same source rows, which stay in L2 while
-    # the kinds run (64 MiB uint8, two threads, x np.copyto, one process
-    # each: 256 KiB 1.19, 64 KiB 1.18, 32 KiB 1.37).
+    # longer phases keep the memory streams going (64 MiB bs=3 depth_first
+    # space_to_depth float32, two threads, 64 KiB -> 256 KiB: 0.70 -> 0.56
+    # x np.copyto; 2 MiB planes, as large as L2, lose it again). The row
+    # kinds of a block of VectCRows read the same source rows, which stay in
+    # L2 while the kinds run.
     VECT_C_BLOCK_BYTES = 256 * 1024
 
 # For the tests: both paths take rows in blocks of about this many result bytes.
@@ -376,16 +374,13 @@ cdef struct VectCRows:
     # offsets that depend on b1 alone: a table axis (build_plan), one plan
     # for each b1 (a row kind). A block of rows runs every kind before
     # the next, so the depth rows they share come from memory once.
-    # Against StagedVectC on the AMD EPYC (Zen 4) CI machine, bs 3, two
-    # threads, x np.copyto, medians of three processes of each build, run
-    # in turn: 64 MiB uint8 1.38 -> 0.80, float32 0.93 -> 0.83; 16 MiB
-    # 1.56 -> 0.98, 1.12 -> 1.06; but 4 MiB 1.95 -> 2.60, 1.24 -> 2.05
-    # (in cache the gathers cost more than the planes' register
-    # transposes), so results under VECT_C_ROWS_MIN_BYTES keep the planes.
-    # (space_to_depth the same way, a kind per depth group of 4 lanes, lost
-    # at 64 MiB: its 64-byte pieces each take 6 windows, uint8 1.24 ->
-    # 1.25, float32 0.98 -> 1.22.) With bs 3 both operators run VectCPixels
-    # where the CPU has AVX-512 VBMI: the tables serve other block sizes.
+    # Against StagedVectC, bs 3, two threads: 64 MiB uint8 1.38 -> 0.80 x
+    # np.copyto, but in cache the gathers cost more than the planes'
+    # register transposes, so results under VECT_C_ROWS_MIN_BYTES keep the
+    # planes. (space_to_depth the same way, a kind per depth group of 4
+    # lanes, lost at 64 MiB: its 64-byte pieces each take 6 windows.) With
+    # bs 3 both operators run VectCPixels where the CPU has AVX-512 VBMI:
+    # the tables serve other block sizes.
     VectCBlocks blocks
     int n_kinds                 # bs
     intp* tables                # bs tables of 4*bs source offsets

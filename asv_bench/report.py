@@ -3,7 +3,8 @@
     python asv_bench/report.py --targets      # every speed target, several minutes
     python asv_bench/report.py --transpose    # fb.transpose against NumPy (and PyTorch)
     python asv_bench/report.py --peers        # ONNX Runtime, OpenVINO, PyTorch, TensorFlow
-    python asv_bench/report.py --all          # the three in turn
+    python asv_bench/report.py --patterns     # fb.rearrange / fb.repeat against einops
+    python asv_bench/report.py --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
 two builds, run it once with each build first on ``PYTHONPATH``. The short
@@ -20,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # speed/ beside this file, when imported rather than run
     sys.path.insert(0, HERE)
 
-REPORTS = ("targets", "transpose", "peers")
+REPORTS = ("targets", "transpose", "peers", "patterns")
 
 
 def main(argv=None) -> int:
@@ -32,7 +33,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
-        parser.error("name a report: --targets, --transpose, --peers or --all")
+        parser.error("name a report: --targets, --transpose, --peers, --patterns or --all")
 
     import fastblock as fb  # here, so that --help works without a build
     import numpy as np

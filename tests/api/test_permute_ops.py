@@ -13,7 +13,7 @@ import pytest
 from numpy.exceptions import AxisError
 
 import fastblock as fb
-from reference import assert_same_array
+from reference import assert_same_array, batch_to_space_ref, space_to_batch_ref
 
 try:
     import ml_dtypes
@@ -45,35 +45,6 @@ def pixel_unshuffle_ref(x, r, data_format="channels_first"):
     y = x.reshape(*lead, c, h // r, r, w // r, r)
     order = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
     return np.ascontiguousarray(y.transpose(order).reshape(*lead, c * r * r, h // r, w // r))
-
-
-def space_to_batch_ref(x, block_shape, pads_begin, pads_end):
-    """OpenVINO SpaceToBatch-2, as its specification writes it (np.pad with zeros)."""
-    x = np.asarray(x)
-    xp = np.pad(x, list(zip(pads_begin, pads_end)))
-    k = x.ndim - 1
-    grid = [xp.shape[i + 1] // block_shape[i + 1] for i in range(k)]
-    split = [x.shape[0]]
-    for i in range(k):
-        split += [grid[i], block_shape[i + 1]]
-    order = [2 + 2 * i for i in range(k)] + [0] + [1 + 2 * i for i in range(k)]
-    y = xp.reshape(split).transpose(order)
-    return np.ascontiguousarray(y.reshape([x.shape[0] * int(np.prod(block_shape))] + grid))
-
-
-def batch_to_space_ref(x, block_shape, crops_begin, crops_end):
-    """OpenVINO BatchToSpace-2, as its specification writes it."""
-    x = np.asarray(x)
-    k = x.ndim - 1
-    batch = x.shape[0] // int(np.prod(block_shape))
-    y = x.reshape(list(block_shape[1:]) + [batch] + list(x.shape[1:]))
-    order = [k]
-    for i in range(k):
-        order += [k + 1 + i, i]
-    y = y.transpose(order).reshape([batch] + [x.shape[i + 1] * block_shape[i + 1] for i in range(k)])
-    crop = tuple([slice(None)] + [slice(crops_begin[i + 1], y.shape[i + 1] - crops_end[i + 1])
-                                  for i in range(k)])
-    return np.ascontiguousarray(y[crop])
 
 
 def by_index(op, x, *args):

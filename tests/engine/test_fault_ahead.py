@@ -19,7 +19,7 @@ import pytest
 
 import fastblock as fb
 from fastblock import _engine
-from reference import depth_to_space_ref, space_to_depth_ref
+from reference import batch_to_space_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32",
                                 reason="page residency is asked with mincore (Linux, macOS)")
@@ -153,7 +153,6 @@ def test_copies_in_parts_into_fresh_pages(num_threads):
     """space_to_batch and batch_to_space run plans whose one part writes at
     a destination offset: the pages past the plan's own span are faulted
     ahead too (the bound moves with the part)."""
-    from test_permute_ops import batch_to_space_ref, space_to_batch_ref
     x = _values((2, 60, 100, 3), np.float32)
     block, begin, end = (1, 2, 5, 1), (0, 1, 0, 0), (0, 1, 0, 0)
     _check_fresh(lambda out: fb.space_to_batch(x, block, begin, end, out=out,

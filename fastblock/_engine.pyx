@@ -231,6 +231,12 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
         ext[i] = extents[i]
         ss[i] = src_strides[i]
         ds[i] = dst_strides[i]
+    cdef intp zero = 0
+    if source_table is None and n_parts == 1 and tuple(parts[0]) == (0, 0):
+        # The common call (one part, no table): no offset arrays to build.
+        copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
+                   dst.itemsize, 1, &zero, &zero, num_threads)
+        return
     cdef intp[::1] src_offsets = cvarray_intp(n_parts)
     cdef intp[::1] dst_offsets = cvarray_intp(n_parts)
     for i, (src_offset, dst_offset) in enumerate(parts):

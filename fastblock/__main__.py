@@ -1,7 +1,8 @@
 """``python -m fastblock``: a short self-check and speed report for this machine.
 
-1. Self-check: each operator, mode and layout on random inputs of several
-   dtypes and memory layouts, compared with NumPy's own way.
+1. Self-check: each operator, mode and layout, and rearrange/repeat
+   patterns, on random inputs of several dtypes and memory layouts, compared
+   with NumPy's own way.
 2. Speed: a few representative cases, fastblock against NumPy's way and
    against the copy ceiling (``np.copyto`` of the same bytes between
    preallocated arrays), as GB/s and ratios.
@@ -81,12 +82,32 @@ def self_check(seed: int = 0) -> int:
             failures += not np.array_equal(got, space_to_depth_ref(view, bs, mode, data_format))
             got = fb.depth_to_space(view, bs, mode, data_format)
             failures += not np.array_equal(got, depth_to_space_ref(view, bs, mode, data_format))
-    _progress(total, total, "tile")
+    _progress(total, total, "tile, rearrange, repeat")
     for shape, repeats in [((), 3), ((5,), (2, 3)), ((3, 4), (2, 1, 3)), ((2, 3, 4), (1, 0, 2))]:
         x = _random_input(rng, shape, np.int16)
         failures += not np.array_equal(fb.tile(x, repeats), np.tile(x, repeats))
+    for dtype in (np.uint8, np.float32, "U5"):
+        for _, x in _views(_random_input(rng, (2, 12, 6, 4), dtype)):
+            for got, expected in _pattern_checks(x):
+                failures += got.shape != expected.shape or not np.array_equal(got, expected)
     _end_progress()
     return failures
+
+
+def _pattern_checks(x):
+    """(fb.rearrange or fb.repeat, NumPy's way) pairs on a [N, C, H, W] ``x``."""
+    n, c, h, w = x.shape
+    yield (fb.rearrange(x, "b c (h h2) (w w2) -> b (h2 w2 c) h w", h2=2, w2=2),
+           space_to_depth_ref(x, 2))
+    yield (fb.rearrange(x, "b (c h2 w2) h w -> b c (h h2) (w w2)", h2=2, w2=2),
+           depth_to_space_ref(x, 2, "depth_first"))
+    yield fb.rearrange(x, "b c h w -> b h w c"), np.transpose(x, (0, 2, 3, 1))
+    yield (fb.rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=3, p2=2),
+           x.reshape(n, c, h // 3, 3, w // 2, 2).transpose(0, 2, 4, 3, 5, 1)
+           .reshape(n, h // 3 * (w // 2), 3 * 2 * c))
+    yield fb.repeat(x, "b c h w -> (r b) c h w", r=3), np.tile(x, (3, 1, 1, 1))
+    yield (fb.repeat(x, "b c h w -> b c (h h2) (w w2)", h2=2, w2=2),
+           np.repeat(np.repeat(x, 2, axis=2), 2, axis=3))
 
 
 class SpeedCase(NamedTuple):
@@ -106,6 +127,13 @@ def _speed_cases(quick: bool) -> List[SpeedCase]:
                   lambda: np.ones((1, 64, 64, 64), np.float32),
                   lambda x, **kw: fb.depth_to_space(x, 2, **kw),
                   lambda x: depth_to_space_ref(x, 2)),
+        SpeedCase("1 MiB uint8 patchify fb.rearrange",
+                  lambda: np.ones((1, 3, 512, 672), np.uint8),
+                  lambda x, **kw: fb.rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)",
+                                               p1=16, p2=16, **kw),
+                  lambda x: np.ascontiguousarray(
+                      x.reshape(1, 3, 32, 16, 42, 16).transpose(0, 2, 4, 3, 5, 1)
+                      .reshape(1, 32 * 42, 16 * 16 * 3))),
         SpeedCase("uint8 image [32,224,224,3] NHWC s2d bs=2",
                   lambda: np.ones((32, 224, 224, 3), np.uint8),
                   lambda x, **kw: fb.space_to_depth(x, 2, data_format="NHWC", **kw),
@@ -121,6 +149,11 @@ def _speed_cases(quick: bool) -> List[SpeedCase]:
                       lambda: np.ones((8, 256, 128, 64), np.float32),
                       lambda x, **kw: fb.depth_to_space(x, 2, "CRD", **kw),
                       lambda x: depth_to_space_ref(x, 2, "depth_first")),
+            SpeedCase("64 MiB [8,64,256,128] f32 rearrange s2d",
+                      lambda: np.ones((8, 64, 256, 128), np.float32),
+                      lambda x, **kw: fb.rearrange(x, "b c (h h2) (w w2) -> b (h2 w2 c) h w",
+                                                   h2=2, w2=2, **kw),
+                      lambda x: space_to_depth_ref(x, 2)),
             SpeedCase("64 MiB uint8 tile (1,16) of [4096,1024]",
                       lambda: np.ones((4096, 1024), np.uint8),
                       lambda x, **kw: fb.tile(x, (1, 16), **kw),
@@ -155,7 +188,7 @@ def speed_report(quick: bool = False) -> None:
               f"{t['numpy'] / t['copy']:10.2f} {t['numpy'] / t['fastblock']:7.1f}x")
     print("fastblock: into a preallocated out=; new: fresh result; /copy: time over np.copyto of "
           "the same bytes\nbetween preallocated arrays (1.00 = one-thread memory copy); "
-          "numpy: reshape/transpose/copy or np.tile;\nspeed-up: numpy time / fastblock time.")
+          "numpy: reshape/transpose/copy (einops' way) or np.tile;\nspeed-up: numpy time / fastblock time.")
 
 
 def _fmt_time(seconds: float) -> str:

@@ -215,6 +215,19 @@ def _expand_ellipsis(groups: tuple, names: tuple) -> list:
     return expanded
 
 
+def _product_text(group: tuple, lengths: dict) -> str:
+    """``"h=2 * w=3 = 6"``, ``"h=2"``, or ``"1 (or ())"`` for an empty group."""
+    if not group:
+        return "1 (or ())"
+    text = " * ".join(f"{name}={lengths[name]}" for name in group)
+    if len(group) == 1:
+        return text
+    product = 1
+    for name in group:
+        product *= lengths[name]
+    return f"{text} = {product}"
+
+
 @functools.lru_cache(maxsize=_RECIPES_KEPT)
 def _recipe(pattern: str, operation: str, shape: tuple, given: tuple) -> _Recipe:
     """The recipe of ``pattern`` on an input of ``shape`` with the lengths
@@ -261,16 +274,15 @@ def _recipe(pattern: str, operation: str, shape: tuple, given: tuple) -> _Recipe
                 known_product *= lengths[name]
         if not unknown:
             if known_product != shape[axis]:
-                raise fail(f"input axis {axis} has length {shape[axis]}, but "
-                           f"{' * '.join(f'{n}={lengths[n]}' for n in group) or '1'} "
-                           f"= {known_product}")
+                raise fail(f"input axis {axis} has length {shape[axis]}, but the pattern "
+                           f"gives it {_product_text(group, lengths)}")
         elif known_product == 0:
             raise fail(f"cannot infer {unknown[0]!r} of input axis {axis} "
                        f"(length {shape[axis]}): the other lengths of its group multiply to 0")
         elif shape[axis] % known_product:
+            known = tuple(name for name in group if name in lengths)
             raise fail(f"input axis {axis} has length {shape[axis]}, which "
-                       f"{' * '.join(f'{n}={lengths[n]}' for n in group if n in lengths)} "
-                       f"= {known_product} does not divide (axis {unknown[0]!r})")
+                       f"{_product_text(known, lengths)} does not divide (axis {unknown[0]!r})")
         else:
             lengths[unknown[0]] = shape[axis] // known_product
 

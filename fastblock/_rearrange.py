@@ -65,11 +65,15 @@ def _parse_side(side: str, fail) -> tuple:
     if "." in side:
         if side.count("...") != 1 or side.count(".") != 3:
             raise fail(f"{side.strip()!r} may hold dots only as one '...'")
-        side = side.replace("...", " \0 ")
+        # One character, as einops does: "a...b" stays one (bad) token.
+        side = side.replace("...", "\u2026")
     groups = []
     group = None
     seen = set()
-    for token in side.replace("(", " ( ").replace(")", " ) ").split():
+    # Only spaces separate axes (einops refuses tabs and newlines).
+    for token in side.replace("(", " ( ").replace(")", " ) ").split(" "):
+        if not token:
+            continue
         if token == "(":
             if group is not None:
                 raise fail("parentheses do not nest (one level of composition)")
@@ -81,7 +85,7 @@ def _parse_side(side: str, fail) -> tuple:
             groups.append(tuple(group))
             group = None
             continue
-        if token == "\0":
+        if token == "\u2026":
             token = _ELLIPSIS
         elif token.isdecimal():
             token = int(token)
@@ -414,8 +418,7 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     Parameters
     ----------
     x : array_like
-        Any dtype and memory layout (read in place); a list of equal arrays
-        is stacked, as einops does.
+        As for :func:`rearrange`.
     pattern : str
         As for :func:`rearrange`, and the right side may add axes: names
         with a length in ``axes_lengths``, or numbers (anonymous axes).
@@ -425,15 +428,9 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
 
     Raises
     ------
-    PatternError (a ValueError)
-        A malformed pattern, a new axis without a length, an input of the
-        wrong rank, lengths that do not fit the input's shape; the message
-        names the pattern and the axis.
-    ValueError
-        A result too large; a bad ``out``.
-    TypeError
-        A pattern that is not a str, a length that is not an integer, an
-        ``out`` of another dtype.
+    PatternError, ValueError, TypeError
+        As for :func:`rearrange`; also a PatternError for a new axis
+        without a length and a ValueError for a result too large.
 
     Examples
     --------

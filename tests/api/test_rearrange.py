@@ -252,6 +252,8 @@ ERRORS = [
     ("rearrange", "a b c_ -> a b c_", {}),              # trailing underscore
     ("rearrange", "a b 1c -> a b 1c", {}),              # not an identifier
     ("rearrange", "a b c- -> a b c", {}),               # unknown character
+    ("rearrange", "a b\tc -> a b c", {}),              # only spaces separate axes
+    ("rearrange", "a b...c -> a b ...", {}),            # an ellipsis inside a name
     ("rearrange", "a b c -> a (b (c))", {}),            # nested parentheses
     ("rearrange", "a b c -> a (b c", {}),               # unbalanced
     ("rearrange", "a b c -> a b c)", {}),

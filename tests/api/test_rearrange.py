@@ -126,7 +126,8 @@ def test_anonymous_axes(pattern, sizes):
 
 def test_list_inputs():
     assert_same(fb.rearrange(list(X5), "... -> (...)"), fb.rearrange(X5, "... -> (...)"))
-    assert_same(fb.repeat(list(X5), "...  -> b (...)", b=3), einops.repeat(X5, "...  -> b (...)", b=3))
+    assert_same(fb.repeat(list(X5), "...  -> b (...)", b=3),
+                einops.repeat(X5, "...  -> b (...)", b=3))
 
 
 # ---------------------------------------------------------------------------

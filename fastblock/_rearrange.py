@@ -5,9 +5,11 @@ elementary axes of the input (each input axis is a group of them, outer
 first) and orders and groups them for the result. Splitting a strided axis
 into its elementary axes is a view: the inner part keeps the axis's byte
 step, the outer part steps by that times the inner length. So a pattern is
-one strided copy (:class:`~fastblock._copy_plan.CopyPlan`'s single engine
-call): the result's elementary axes in order, the source's byte steps along
-them, and the destination's steps split the same way. A ``repeat`` axis
+one strided copy, a single ``_engine.copy`` call (what a
+:class:`~fastblock._copy_plan.CopyPlan` runs, called directly to spare a
+tiny call the plan object): the result's elementary axes in order, the
+source's byte steps along them, and the destination's steps split the
+same way. A ``repeat`` axis
 that the input does not have is read with step 0, as Tile reads its
 repeats. Nothing is reshaped, transposed or copied through NumPy first.
 

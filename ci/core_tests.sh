@@ -29,10 +29,12 @@ core_tests=(
   tests/stress/test_stress.py
   tests/api/test_interop.py
   tests/api/test_threadpoolctl.py
+  tests/api/test_rearrange.py
 )
 # What they import besides fastblock and NumPy (of the test extras of
-# pyproject.toml; ml_dtypes adds the bfloat16 and float8 cases).
-core_test_requires=("pytest>=7" "ml_dtypes>=0.3" "threadpoolctl>=3.1")
+# pyproject.toml; ml_dtypes adds the bfloat16 and float8 cases; einops is the
+# oracle of rearrange / repeat, pure Python).
+core_test_requires=("pytest>=7" "ml_dtypes>=0.3" "threadpoolctl>=3.1" "einops==0.8.2")
 # A short run of the stress harness (tests/stress/test_stress.py).
 export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-20}
 

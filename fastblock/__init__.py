@@ -14,6 +14,7 @@ except ImportError:
 
 from ._api import depth_to_space, space_to_depth, tile
 from ._permute import batch_to_space, pixel_shuffle, pixel_unshuffle, space_to_batch, transpose
+from ._rearrange import PatternError, rearrange, repeat
 from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
 
@@ -26,6 +27,9 @@ __all__ = [
     "pixel_unshuffle",
     "space_to_batch",
     "batch_to_space",
+    "rearrange",
+    "repeat",
+    "PatternError",
     "get_num_threads",
     "set_num_threads",
     "__version__",

@@ -26,6 +26,17 @@ numpy.ndarray
     "dask_result": """\
 Same arguments, checks and results as the NumPy function; the result is a
 lazy :class:`dask.array.Array` of ``x``'s dtype.""",
+    "dask_pattern_parameters": """\
+Parameters
+----------
+x : dask.array.Array
+    Array-likes go through :func:`dask.array.asarray`.
+pattern, **axes_lengths
+    As for the NumPy function of the same name.
+out : None
+    Not supported on Dask arrays (TypeError); present for the signature.
+num_threads : int, optional
+    fastblock threads per block (default 1).""",
     "dask_block_parameters": """\
 Parameters
 ----------

@@ -229,6 +229,19 @@ def _expand_ellipsis(groups: tuple, names: tuple) -> list:
     return expanded
 
 
+def pattern_axes(pattern: str, operation: str, ndim: int) -> tuple:
+    """The checked pattern's ``(left, right)`` groups for an input of
+    ``ndim`` axes (at least the pattern's named ones), with ``...`` expanded
+    into one name per axis it stands for."""
+    left, right = _parse(pattern, operation)
+    if _ELLIPSIS in left:
+        # Names that no pattern can spell (not identifiers).
+        names = tuple(f"...{i}" for i in range(ndim - (len(left) - 1)))
+        left = _expand_ellipsis(left, names)
+        right = _expand_ellipsis(right, names)
+    return tuple(left), tuple(right)
+
+
 def _product_text(group: tuple, lengths: dict) -> str:
     """``"h=2 * w=3 = 6"``, ``"h=2"``, or ``"1 (or ())"`` for an empty group."""
     if not group:
@@ -249,18 +262,14 @@ def _recipe(pattern: str, operation: str, shape: tuple, given: tuple) -> _Recipe
     def fail(detail):
         return _fail(operation, pattern, detail)
 
-    left, right = _parse(pattern, operation)
+    left, _ = _parse(pattern, operation)
     ndim = len(shape)
     if _ELLIPSIS in left:
-        named_axes = len(left) - 1
-        if ndim < named_axes:
-            raise fail(f"the input has {ndim} axes; the pattern needs at least {named_axes}")
-        # Names that no pattern can spell (not identifiers).
-        ellipsis_names = tuple(f"...{i}" for i in range(ndim - named_axes))
-        left = _expand_ellipsis(left, ellipsis_names)
-        right = _expand_ellipsis(right, ellipsis_names)
+        if ndim < len(left) - 1:
+            raise fail(f"the input has {ndim} axes; the pattern needs at least {len(left) - 1}")
     elif ndim != len(left):
         raise fail(f"the input has {ndim} axes; the pattern has {len(left)}")
+    left, right = pattern_axes(pattern, operation, ndim)
 
     lengths = {}
     for name, length in given:
@@ -337,15 +346,23 @@ def _lengths_key(axes_lengths: dict) -> tuple:
     return tuple(sorted(axes_lengths.items()))
 
 
-def _run(operation: str, x, pattern, out, num_threads, axes_lengths) -> np.ndarray:
-    x = np.asarray(x)
+def checked_recipe(operation: str, shape: tuple, dtype: np.dtype, pattern,
+                   axes_lengths: dict) -> _Recipe:
+    """The recipe of a call on an input of ``shape`` and ``dtype``, after
+    every check of its arguments but ``out`` (the Dask wrappers use it too)."""
     if type(pattern) is not str:
         raise TypeError(f"pattern must be a str such as 'b c h w -> b h w c', "
                         f"got {type(pattern).__name__}")
-    recipe = _recipe(pattern, operation, x.shape,
+    recipe = _recipe(pattern, operation, shape,
                      _lengths_key(axes_lengths) if axes_lengths else ())
     if operation == "repeat":
-        check_shape_fits(recipe.result_shape, x.dtype)
+        check_shape_fits(recipe.result_shape, dtype)
+    return recipe
+
+
+def _run(operation: str, x, pattern, out, num_threads, axes_lengths) -> np.ndarray:
+    x = np.asarray(x)
+    recipe = checked_recipe(operation, x.shape, x.dtype, pattern, axes_lengths)
     return execute(x, recipe.result_shape, out, recipe.copy, num_threads)
 
 

@@ -48,7 +48,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.utils import parse_bytes
 
-from . import _api
+from . import _api, _rearrange
 from ._docs import fill_doc
 from ._layouts import (
     BLOCKS_FIRST,
@@ -67,8 +67,8 @@ from ._validate import (
     check_thread_count,
 )
 
-__all__ = ["space_to_depth", "depth_to_space", "tile", "space_to_depth_chunks",
-           "depth_to_space_chunks"]
+__all__ = ["space_to_depth", "depth_to_space", "tile", "rearrange", "repeat",
+           "space_to_depth_chunks", "depth_to_space_chunks"]
 
 # Threads per block inside Dask unless the caller says otherwise.
 DEFAULT_BLOCK_THREADS = 1
@@ -137,6 +137,10 @@ def _space_to_depth_block(block, block_size, mode, data_format, num_threads):
 
 def _depth_to_space_block(block, block_size, mode, data_format, num_threads):
     return _api.depth_to_space(block, block_size, mode, data_format, num_threads=num_threads)
+
+
+def _pattern_block(block, operation, pattern, lengths, num_threads):
+    return _rearrange._run(operation, block, pattern, None, num_threads, lengths)
 
 
 def _tile_block(block, counts, num_threads, block_id=None):
@@ -405,3 +409,99 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array
     name = "tile-" + tokenize(x, counts, threads)
     return x.map_blocks(_tile_block, counts, threads, name=name, chunks=out_chunks,
                         dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
+
+
+# --------------------------------------------------------------------------
+# einops patterns
+# --------------------------------------------------------------------------
+
+def _batch_axes(operation: str, pattern: str, ndim: int) -> int:
+    """How many leading axes ``pattern`` keeps as they are: the same single
+    axis, in the same place, on both sides (``...`` counts as its axes)."""
+    left, right = _rearrange.pattern_axes(pattern, operation, ndim)
+    count = 0
+    for left_group, right_group in zip(left, right):
+        if len(left_group) != 1 or left_group != right_group:
+            break
+        count += 1
+    return count
+
+
+def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths) -> da.Array:
+    _check_no_out(out)
+    x = _as_dask(x)
+    _known(x.shape, f"{operation} of a Dask array")
+    threads = _block_threads(num_threads)
+    # Every check of the NumPy function, on the whole array's shape.
+    result_shape = _rearrange.checked_recipe(operation, x.shape, x.dtype, pattern,
+                                             axes_lengths).result_shape
+    check_result_size(result_shape, x.dtype)
+    batch = _batch_axes(operation, pattern, x.ndim)
+    if batch == 0:
+        raise ValueError(
+            f"fastblock.dask.{operation}({pattern!r}): the pattern moves, splits or merges the "
+            f"first axis, so no block of the input makes a block of the result; keep the "
+            f"leading (batch) axes in place on both sides, or use fastblock.{operation} on a "
+            f"NumPy array")
+    # The batch axes keep their chunks; every other axis is one chunk.
+    x = _rechunk_where_needed(x, {axis: (x.shape[axis],) for axis in range(batch, x.ndim)})
+    chunks = x.chunks[:batch] + tuple((n,) for n in result_shape[batch:])
+    # A block's batch axes are shorter than the whole array's: lengths given
+    # for them were checked above and are not passed on.
+    left, _ = _rearrange.pattern_axes(pattern, operation, x.ndim)
+    batch_names = {left[axis][0] for axis in range(batch)}
+    lengths = {name: n for name, n in axes_lengths.items() if name not in batch_names}
+    name = f"{operation}-" + tokenize(x, pattern, sorted(lengths.items()), threads)
+    # The whole axes after the batch ones are dropped and the result's put
+    # in their place (Dask's way for a block of another rank).
+    return x.map_blocks(_pattern_block, operation, pattern, lengths, threads, name=name,
+                        chunks=chunks, dtype=x.dtype, meta=_meta(len(result_shape), x.dtype),
+                        drop_axis=list(range(batch, x.ndim)),
+                        new_axis=list(range(batch, len(result_shape))))
+
+
+@fill_doc
+def rearrange(x, pattern: str, *, out=None, num_threads: Optional[int] = None,
+              **axes_lengths) -> da.Array:
+    """:func:`fastblock.rearrange` (einops' ``rearrange``) on a Dask array,
+    block by block.
+
+    %(dask_result)s
+
+    Chunks: the leading axes that the pattern keeps in place (the same axis
+    name alone, at the same position, on both sides, such as ``b`` in
+    ``"b c h w -> b h w c"``; ``...`` at the front counts as its axes) keep
+    their chunks; every other axis is rechunked to one chunk, and each
+    block is rearranged by fastblock. A pattern that keeps no leading axis
+    in place raises ValueError.
+
+    %(dask_pattern_parameters)s
+
+    Examples
+    --------
+    >>> import dask.array as da, fastblock.dask as fbd
+    >>> x = da.zeros((8, 3, 32, 32), chunks=(2, 3, 16, 16))
+    >>> fbd.rearrange(x, "b c (h p) (w q) -> b (h w) (p q c)", p=8, q=8).chunks
+    ((2, 2, 2, 2), (16,), (192,))
+    """
+    return _pattern_op("rearrange", x, pattern, out, num_threads, axes_lengths)
+
+
+@fill_doc
+def repeat(x, pattern: str, *, out=None, num_threads: Optional[int] = None,
+           **axes_lengths) -> da.Array:
+    """:func:`fastblock.repeat` (einops' ``repeat``) on a Dask array, block
+    by block, with the chunk rules of :func:`rearrange`.
+
+    %(dask_result)s
+
+    %(dask_pattern_parameters)s
+
+    Examples
+    --------
+    >>> import dask.array as da, fastblock.dask as fbd
+    >>> x = da.zeros((8, 3, 16, 16), chunks=(4, 3, 8, 8))
+    >>> fbd.repeat(x, "b c h w -> b c (h 2) (w 2)").chunks
+    ((4, 4), (3,), (32,), (32,))
+    """
+    return _pattern_op("repeat", x, pattern, out, num_threads, axes_lengths)

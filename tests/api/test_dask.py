@@ -386,7 +386,7 @@ def test_tile_errors_and_out():
 
 
 def test_signatures_match():
-    for name in ("space_to_depth", "depth_to_space", "tile"):
+    for name in ("space_to_depth", "depth_to_space", "tile", "rearrange", "repeat"):
         lazy = inspect.signature(getattr(fbd, name)).parameters
         eager = inspect.signature(getattr(fb, name)).parameters
         assert [(p.name, p.kind, p.default) for p in lazy.values()] == \
@@ -533,3 +533,71 @@ def test_local_cluster_tile_and_round_trip(client):
         checks = [(fbd.depth_to_space(fbd.space_to_depth(x, 2, mode), 2, mode) == x).all()
                   for mode in MODES]
     assert all(client.gather(client.compute(checks)))
+
+
+# --------------------------------------------------------------------------
+# rearrange / repeat (einops patterns), against einops on the computed input
+# --------------------------------------------------------------------------
+
+PATTERN_CASES = [
+    # (operation, pattern, lengths, shape, chunks, batch axes kept)
+    ("rearrange", "b c (h p) (w q) -> b (h w) (p q c)", {"p": 4, "q": 2}, (6, 3, 8, 8),
+     (2, 3, 4, 4), 1),
+    ("rearrange", "b c (h h2) (w w2) -> b (h2 w2 c) h w", {"h2": 2, "w2": 2}, (5, 4, 6, 6),
+     (2, 2, 6, 3), 1),
+    ("rearrange", "b t c h w -> b t h w c", {}, (4, 3, 2, 5, 5), (1, 2, 2, 5, 5), 2),
+    ("rearrange", "... h w -> ... (h w)", {}, (3, 4, 5, 6), (1, 2, 5, 3), 2),
+    ("rearrange", "b 1 h w -> b h w", {}, (4, 1, 3, 5), (3, 1, 3, 5), 1),
+    ("repeat", "b c h w -> b c (h 2) (w r)", {"r": 3}, (4, 2, 3, 5), (2, 1, 3, 5), 2),
+    ("repeat", "b h w -> b h w k", {"k": 4, "b": 6}, (6, 3, 3), (4, 3, 3), 3),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, "U3", object])
+@pytest.mark.parametrize("operation, pattern, lengths, shape, chunks, batch", PATTERN_CASES)
+def test_patterns_match_einops(operation, pattern, lengths, shape, chunks, batch, dtype):
+    einops = pytest.importorskip("einops")
+    x_np = (np.arange(int(np.prod(shape))) % 97).astype(dtype).reshape(shape)
+    x = da.from_array(x_np, chunks=chunks)
+    y = getattr(fbd, operation)(x, pattern, **lengths)
+    expected = getattr(einops, operation)(x_np, pattern, **lengths)
+    assert y.shape == expected.shape and y.dtype == expected.dtype
+    # The kept batch axes keep their chunks; every other axis is one chunk.
+    assert y.chunks[:batch] == x.chunks[:batch]
+    assert all(len(c) == 1 for c in y.chunks[batch:])
+    got = y.compute(scheduler="threads")
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_pattern_without_rechunk_where_the_blocks_fit():
+    x = da.zeros((8, 3, 16, 16), chunks=(2, 3, 16, 16))
+    y = fbd.rearrange(x, "b c h w -> b h w c")
+    assert not has_rechunk(y) and y.chunks == ((2, 2, 2, 2), (16,), (16,), (3,))
+    assert has_rechunk(fbd.rearrange(x.rechunk((2, 3, 8, 16)), "b c h w -> b h w c"))
+
+
+@pytest.mark.parametrize("pattern, lengths", [("b c h w -> c b h w", {}),
+                                              ("b c h w -> (b c) h w", {}),
+                                              ("(b b2) c h w -> b b2 c h w", {"b2": 2})])
+def test_pattern_that_moves_the_first_axis_is_refused(pattern, lengths):
+    x = da.zeros((4, 3, 2, 2), chunks=2)
+    with pytest.raises(ValueError, match="first axis"):
+        fbd.rearrange(x, pattern, **lengths)
+
+
+@pytest.mark.parametrize("operation, pattern, lengths", [
+    ("rearrange", "b c h w -> b h w", {}),                # an axis lost
+    ("rearrange", "b c (h p) w -> b c h p w", {"p": 3}),  # 4 does not divide by 3
+    ("repeat", "b c h w -> b c h w k", {}),               # a new axis with no length
+    ("rearrange", "b c h -> b h c", {}),                  # wrong rank
+])
+def test_pattern_errors_match_in_memory(operation, pattern, lengths):
+    x_np = np.zeros((2, 3, 4, 4))
+    with pytest.raises(ValueError) as in_memory:
+        getattr(fb, operation)(x_np, pattern, **lengths)
+    with pytest.raises(ValueError) as lazy:
+        getattr(fbd, operation)(da.from_array(x_np, chunks=1), pattern, **lengths)
+    assert str(lazy.value) == str(in_memory.value)
+    with pytest.raises(TypeError, match="out"):
+        getattr(fbd, operation)(da.from_array(x_np), "b c h w -> b h w c", out=x_np)

@@ -74,7 +74,7 @@ def logical_shape(shape: Sequence[int], layout: int,
     """``((N...), C, (D1, ..., DK))`` of an array shape in ``layout``."""
     axes = LayoutAxes(layout, len(shape), n_batch)
     channels = shape[axes.channel] * (VECT_C_GROUP if layout == NCHW_VECT_C else 1)
-    return tuple(shape[:n_batch]), channels, tuple(shape[a] for a in axes.spatial)
+    return tuple(shape[:n_batch]), channels, tuple([shape[a] for a in axes.spatial])
 
 
 def physical_shape(batch: Sequence[int], channels: int, spatial: Sequence[int],
@@ -128,4 +128,4 @@ def tile_shapes(shape: Sequence[int], repeats: Sequence[int]
     if len(repeats) < len(shape):
         repeats = (1,) * (len(shape) - len(repeats)) + tuple(repeats)
     source = (1,) * (len(repeats) - len(shape)) + tuple(shape)
-    return tuple(repeats), source, tuple(r * size for r, size in zip(repeats, source))
+    return tuple(repeats), source, tuple([r * size for r, size in zip(repeats, source)])

@@ -162,11 +162,11 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     """
     x = np.asarray(x)
     order = _normalize_axes(axes, x.ndim)
-    result_shape = tuple(x.shape[a] for a in order)
+    result_shape = tuple([x.shape[a] for a in order])
 
     def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
         if dst.size:
-            plan = CopyPlan(result_shape, tuple(src.strides[a] for a in order), dst.strides)
+            plan = CopyPlan(result_shape, tuple([src.strides[a] for a in order]), dst.strides)
             plan.run(src, dst, n_threads)
 
     return execute(x, result_shape, out, copy, num_threads)

@@ -19,6 +19,7 @@ core_tests=(
   tests/api/test_errors.py
   tests/engine/test_overflow.py
   tests/engine/test_engine_paths.py
+  tests/engine/test_short_repeats.py
   tests/engine/test_engine_guards.py
   tests/engine/test_fast_path.py
   tests/engine/test_streaming.py

@@ -207,6 +207,41 @@ cdef inline void fill_repeats(char* dst, const char* src, intp width, intp count
         filled += chunk
 
 
+cdef inline void repeat_items(item_t* width_tag, char* dst, const char* src, intp n_outer,
+                              intp n_inner, intp dst_outer, intp src_outer) noexcept nogil:
+    """Each of ``n_outer`` items written ``n_inner`` times side by side (a
+    short repeat axis: einops' ``(h 2)``). Packed runs of 2 to 4 repeats are
+    lanes that all read the same item (lanes_block, which vectorises);
+    others take one load and ``n_inner`` stores an item, where memcpy
+    doubling (fill_repeats) would cost two calls an item."""
+    cdef intp i, j, size = sizeof(item_t)
+    cdef item_t item
+    cdef char* d
+    if n_inner <= 4 and src_outer == size and dst_outer == n_inner * size:
+        lanes_block(width_tag, dst, src, n_outer, n_inner, 0, True)
+        return
+    for i in range(n_outer):
+        memcpy(&item, src + i * src_outer, sizeof(item_t))
+        d = dst + i * dst_outer
+        for j in range(n_inner):
+            memcpy(d + j * size, &item, sizeof(item_t))
+
+
+cdef inline void repeat_block(char* dst, const char* src, intp n_outer, intp n_inner,
+                              intp dst_outer, intp src_outer, intp width) noexcept nogil:
+    """``repeat_items`` for ``width``-byte items (a register width)."""
+    if width == 1:
+        repeat_items(<uint8_t*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
+    elif width == 2:
+        repeat_items(<uint16_t*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
+    elif width == 4:
+        repeat_items(<uint32_t*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
+    elif width == 8:
+        repeat_items(<uint64_t*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
+    else:
+        repeat_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
+
+
 cdef inline bint moves_item_by_item(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
                                     intp src_outer, intp src_inner, intp width) noexcept nogil:
     """Whether ``copy_block`` would take the general item loop for this
@@ -245,6 +280,9 @@ cdef inline void copy_block(char* dst, const char* src,
             # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
+            return
+        if n_inner < 16 and is_register_width(width):
+            repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
             return
         for i in range(n_outer):
             fill_repeats(dst + i * dst_outer, src + i * src_outer, width, n_inner)

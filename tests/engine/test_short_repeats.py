@@ -1,0 +1,54 @@
+"""Short repeat axes in the block kernel (``repeat_items`` in
+``fastblock/_kernel_block.pxi``): each source item written 2 to 15 times
+side by side, as ``fb.repeat(x, "r w -> r (w k)")`` or an upsampling
+``(h 2) (w 2)`` asks. Packed rows of 2 to 4 repeats go through the lane
+loop, other counts and stepped sources through one load and k stores an
+item, 16 or more through the long-repeat kernels. Sources and results end
+where readable memory ends, and every byte is compared with ``np.repeat``."""
+import sys
+
+import numpy as np
+import pytest
+
+import fastblock as fb
+from fastblock import _engine
+from test_vect_c_pixels import _guarded
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="mprotect through ctypes")
+
+DTYPES = [np.uint8, np.uint16, np.float32, np.float64, np.complex128]   # 1 to 16 bytes
+
+
+def _placed(shape, dtype, fill):
+    """An array of ``shape`` whose last byte is the last readable one."""
+    dtype = np.dtype(dtype)
+    raw, mapping, _ = _guarded(int(np.prod(shape)) * dtype.itemsize)
+    array = raw.view(dtype).reshape(shape)
+    array[...] = fill
+    return array, mapping
+
+
+@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("stepped", [False, True])
+@pytest.mark.parametrize("items", [1, 7, 64, 129])
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 8, 15, 16, 17])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
+    rows = 3
+    whole, source_map = _placed((rows, 2 * items if stepped else items), dtype,
+                                np.arange(rows * (2 * items if stepped else items)).reshape(
+                                    rows, -1) % 251 + 1)
+    x = whole[:, ::2] if stepped else whole
+    out, out_map = _placed((rows, items * count), dtype, 0)
+    plan = _engine.describe((rows, items, count), (x.strides[0], x.strides[1], 0),
+                            (out.strides[0], count * out.itemsize, out.itemsize), out.itemsize)
+    if items > 1:
+        # The repeat axis is the kernel's inner axis: the block kernel's repeat path.
+        assert plan["kernel"] == "block" and plan["row_items"] == count, plan
+    with _engine.tune(simd=simd):
+        got = fb.repeat(x, "r w -> r (w k)", k=count, out=out)
+    assert got is out
+    expected = np.repeat(x, count, axis=1)
+    assert out.tobytes() == expected.tobytes()
+    del source_map, out_map

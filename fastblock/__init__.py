@@ -1,7 +1,8 @@
 """fastblock: SpaceToDepth, DepthToSpace and Tile at memory speed.
 
 Multithreaded Cython kernels for the block data-movement operators of ONNX,
-OpenVINO and TensorFlow, for every NumPy dtype, mode, layout and rank.
+OpenVINO and TensorFlow, for every NumPy dtype, mode, layout and rank, and
+einops' rearrange and repeat, each call one pass of the same copy engine.
 """
 # The compiled-only extensions first: in a source tree where they are not
 # built, the import fails here with a message that says how to build them.

@@ -1,4 +1,4 @@
-"""NumPy's own way: the SPEC's reshape/transpose formulas in plain NumPy.
+"""NumPy's own way: the documented reshape/transpose formulas (docs/semantics.md) in plain NumPy.
 
 Independent of the copy engine, this is the reference that the self-check
 (``python -m fastblock``), the tests and the benchmarks compare fastblock

@@ -1,4 +1,5 @@
-"""fastblock on Dask arrays: ``space_to_depth``, ``depth_to_space`` and ``tile``.
+"""fastblock on Dask arrays: ``space_to_depth``, ``depth_to_space``, ``tile``,
+``rearrange`` and ``repeat``.
 
 Install with ``pip install fastblock[dask]``. Importing :mod:`fastblock` never
 imports Dask; this module does.

@@ -1,4 +1,4 @@
-"""SpaceToDepth / DepthToSpace against the SPEC's formulas (tests/reference.py):
+"""SpaceToDepth / DepthToSpace against the documented formulas (tests/reference.py):
 every mode (and its ONNX alias), every layout, ranks 3..6, block sizes 1..4."""
 import numpy as np
 import pytest

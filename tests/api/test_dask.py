@@ -1,4 +1,4 @@
-"""fastblock.dask against the in-memory functions and the SPEC's reference.
+"""fastblock.dask against the in-memory functions and the documented formulas.
 
 Every case is computed on Dask's threaded scheduler; a subset again on a
 ``dask.distributed.LocalCluster`` with two worker processes, started and

@@ -1,4 +1,4 @@
-"""Every dtype of the SPEC through every operator: results identical, byte for
+"""Every documented dtype through every operator: results identical, byte for
 byte, to the reference formulas / numpy.tile, with exactly the input's dtype;
 object arrays with exact reference counts."""
 import sys

@@ -1,4 +1,4 @@
-"""Every error case of the SPEC: exception type, and a message naming the argument."""
+"""Every documented error case (docs/errors.md): exception type, and a message naming the argument."""
 import time
 
 import numpy as np

@@ -292,7 +292,7 @@ def test_out_interleaved_2d_tile_into_alternate_rows():
 
 
 def test_out_with_distinct_interleaved_items():
-    """An out whose axes interleave but whose items are all distinct: SPEC
+    """An out whose axes interleave but whose items are all distinct: the contract
     allows any strides for out."""
     store = np.full(8, -1, dtype=np.int64)
     # items at indices [[0, 3], [2, 5], [4, 7]]: distinct, but the axes interleave

@@ -2,7 +2,7 @@
 faults for both, ahead of the other (``run_units`` in
 ``fastblock/_kernel_faults.pxi``).
 
-Results are compared with the SPEC's formulas in NumPy and with ``np.tile``
+Results are compared with the documented formulas in NumPy and with ``np.tile``
 under settings that reach every branch of the hand-over: units far smaller
 than the copy with the whole copy promised up front (the other thread
 always waits for the calling thread's faults), with no lead (the other

@@ -7,7 +7,7 @@ until written. Faulting ahead is switched on for copies of any size, so that
 small copies take it too. Each destination ends at the mapping's last byte
 (a touch past the destination's end would fault) and starts past sentinel
 bytes, which must stay as they were. Every result is compared with the
-SPEC's formulas in NumPy or with ``np.tile``, on one thread and on three.
+documented formulas in NumPy or with ``np.tile``, on one thread and on three.
 """
 from __future__ import annotations
 

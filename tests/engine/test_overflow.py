@@ -231,7 +231,7 @@ def test_out_of_the_right_shape_makes_no_allocation():
 
 @pytest.mark.parametrize("n", [2**31 - 1, 2**31, 2**32 + 1, 2**63 - 1, 2**63, 2**64, 10**30])
 def test_huge_num_threads_is_a_result_or_value_error(n):
-    # The SPEC bounds num_threads from below only: an absurd count must be
+    # The contract bounds num_threads from below only: an absurd count must be
     # clamped or refused with ValueError, never OverflowError or a crash.
     x = np.arange(2 * 4 * 4 * 4).reshape(2, 4, 4, 4)
     for call, expected in [
@@ -264,9 +264,9 @@ def test_huge_default_thread_count(n):
 
 
 def test_docstrings_state_the_error_guarantees():
-    # The issue asks for both guarantees in the operators' docstrings: no
-    # write before every argument is checked, and a clean MemoryError for a
-    # result that cannot be allocated.
+    # The operators' docstrings give both guarantees: no write before every
+    # argument is checked, and a clean MemoryError for a result that cannot
+    # be allocated.
     for op in (fb.space_to_depth, fb.depth_to_space, fb.tile):
         doc = op.__doc__ or ""
         assert "Nothing is written" in doc, f"{op.__name__}: no-half-work guarantee undocumented"

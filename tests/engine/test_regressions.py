@@ -20,8 +20,8 @@ def _same_bytes(got, expected):
 # ceil(pixels / n) pixels and took the last part as what was left after
 # n - 1 of them: 2658 pixels in 63 parts of 43 left -8, so the rows ran 62
 # parts and the last, a "part" of -8 pixels, copied nothing (the last 35
-# pixels of every row were never written). Found by the random
-# sweep (the first three) and the harness.
+# pixels of every row were never written). Found by a random sweep (the
+# first three) and by the stress harness.
 LONG_RUN_CASES = {
     "s2d float32 (32768, 3, 2, 2)": (
         lambda: np.random.default_rng(0).standard_normal((32768, 3, 2, 2)).astype(np.float32),

@@ -3,7 +3,7 @@ pass (``fastblock/_kernel_vect_c_pixels.pxi``, VectCPixels in ``_operator_plans.
 depth rows and 3 space rows of a block row at a time, by byte permutes of
 AVX-512 VBMI.
 
-Every result is compared with the SPEC's formulas in NumPy. Widths run
+Every result is compared with the documented formulas in NumPy. Widths run
 through every remainder of the kernel's steps (10, 5 and 2 pixels for
 1-, 2- and 4-byte items), with one and several row blocks and threads.
 Sources and results that end where the readable memory ends show that no

@@ -9,7 +9,7 @@ Not a pytest module (pytest does not collect this file); run it by hand::
 It draws the same kinds of calls as ``tests/stress/test_fuzz.py`` (ranks 0-7, every
 dtype, strided and negative-step views, overlapping outs, wrong and huge
 arguments) from libFuzzer's bytes, and checks each with the same oracle
-(``tests/stress/fuzz_oracle.py``): the reference result or the SPEC's exception,
+(``tests/stress/fuzz_oracle.py``): the reference result or the documented exception,
 no stray writes, no half-written ``out``. Any failed check is reported as a
 crash with the input that caused it, which replays with
 ``python tests/stress/fuzz_atheris.py CRASH_FILE``. Under the sanitizer build

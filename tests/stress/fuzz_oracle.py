@@ -3,11 +3,11 @@ the checks that it did exactly that.
 
 Shared by ``tests/stress/test_fuzz.py`` (hypothesis) and ``tests/stress/fuzz_atheris.py``
 (coverage-guided); it is not a test module itself. The expectations are the
-SPEC's, written out independently of the library's own checks:
+documented ones, written out independently of the library's own checks:
 
 * every call either returns the reference result (``tests/reference.py`` for
   the block operators, ``numpy.tile`` for Tile) or raises one of the
-  exceptions the SPEC names for the arguments' faults (when several
+  exceptions the docs name for the arguments' faults (when several
   arguments are wrong, any of their exceptions will do);
 * the input and every buffer around it are never written;
 * with ``out``, only ``out``'s own items change, and only on success: after
@@ -59,7 +59,7 @@ ERROR_PATHS: Counter = Counter()
 
 
 def is_integer(value) -> bool:
-    """The SPEC's integer: a Python or NumPy integer, not a bool."""
+    """The documented integer: a Python or NumPy integer, not a bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -100,7 +100,7 @@ def expect_threads(e: Expect, num_threads) -> None:
     elif int(num_threads) < 1:
         e.fail("num_threads < 1", ValueError)
     elif int(num_threads) > INT_MAX:
-        # The SPEC bounds num_threads only from below; an absurd count may
+        # The contract bounds num_threads only from below; an absurd count may
         # be clamped (success) or refused, but only with a ValueError.
         e.allow("num_threads beyond a C int", ValueError)
 
@@ -420,7 +420,7 @@ class Case:
 
 
 def check(case: Case) -> str:
-    """Run ``case`` and assert the SPEC's behaviour; return the outcome name."""
+    """Run ``case`` and assert the documented behaviour; return the outcome name."""
     e = case.expect()
     expected = e.reference() if e.reference is not None else None
     before = [(np.copy(b), snapshot(b)) for b in case.buffers]

@@ -1,5 +1,5 @@
 """Fuzzing the public API with hypothesis: every call returns the reference
-result or raises the SPEC's exception, never writes where it must not, and
+result or raises the documented exception, never writes where it must not, and
 never takes the process down.
 
 What is drawn: ranks 0-7; shapes with zeros and ones, spatial sizes that the

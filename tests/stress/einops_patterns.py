@@ -147,7 +147,9 @@ def draw_pattern(rng, operation: str, input_lengths: list, new_lengths: list) ->
         names = names[:start] + [ELLIPSIS] + names[start + size:]
     left = _groups(rng, names, False, serials)
 
-    right_tokens = [names[i] for i in rng.permutation(len(names))]
+    # The input's order kept (as in "b c h w -> b c (h 2) (w 2)") or any.
+    order = range(len(names)) if rng.random() < 0.3 else rng.permutation(len(names))
+    right_tokens = [names[i] for i in order]
     given = {}
     for k, length in enumerate(new_lengths):
         if length > 1 and rng.random() < 0.4:
@@ -155,7 +157,9 @@ def draw_pattern(rng, operation: str, input_lengths: list, new_lengths: list) ->
         else:
             token = NEW_NAMES[k]
             lengths[token] = given[token] = length
-        right_tokens.insert(int(rng.integers(0, len(right_tokens) + 1)), token)
+        # Innermost (the engine's short repeats: "h w -> h (w 2)") or anywhere.
+        at = len(right_tokens) if rng.random() < 0.25 else int(rng.integers(0, len(right_tokens) + 1))
+        right_tokens.insert(at, token)
     right = _groups(rng, right_tokens, True, serials)
 
     # Keywords: in a group of several axes all but at most one (never one

@@ -7,7 +7,9 @@ the sizes at which the planner switches paths (read from
 ``fastblock._engine.thresholds()``, never copied here): run lengths around
 the shuffle pieces, the gather tables, the lane and pair minimums; copy
 sizes around the shuffle, thread, unfold, fault-ahead and streaming
-thresholds. Each case runs several times: once with the engine's defaults,
+thresholds. ``rearrange`` and ``repeat`` get random einops patterns over
+such lengths (einops_patterns.py, which holds their NumPy reference).
+Each case runs several times: once with the engine's defaults,
 then under random settings of its knobs (byte shuffles off / 16-byte /
 64-byte / periodic / long runs, forced at any size; streaming forced or
 off; fault ahead forced, with the calling thread's hand-over on or off;
@@ -74,8 +76,8 @@ DTYPES = ["u1", "i1", "i2", "f2", "V3", "S3", "f4", "i4", "V5", "S6", "V6", "f8"
 THREAD_CHOICES = [1, 2, 3]
 # Reference-holding items take the fallback; drawn now and then.
 OBJECT_SHARE = 0.03
-# Repeat counts users write most (k +- 1 around 4 and 16), drawn beside
-# lengths around the switch points.
+# Repeat counts users write (2-5, 8, and 16 +- 1: a 16-byte piece of
+# one-byte items), drawn beside lengths around the switch points.
 REPEAT_COUNTS = [2, 3, 4, 5, 8, 15, 16, 17]
 
 

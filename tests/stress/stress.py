@@ -7,7 +7,9 @@ the sizes at which the planner switches paths (read from
 ``fastblock._engine.thresholds()``, never copied here): run lengths around
 the shuffle pieces, the gather tables, the lane and pair minimums; copy
 sizes around the shuffle, thread, unfold, fault-ahead and streaming
-thresholds. Each case runs several times: once with the engine's defaults,
+thresholds. ``rearrange`` and ``repeat`` get random einops patterns over
+such lengths (einops_patterns.py, which holds their NumPy reference).
+Each case runs several times: once with the engine's defaults,
 then under random settings of its knobs (byte shuffles off / 16-byte /
 64-byte / periodic / long runs, forced at any size; streaming forced or
 off; fault ahead forced, with the calling thread's hand-over on or off;
@@ -53,6 +55,7 @@ if TESTS not in sys.path:
 import fastblock as fb  # noqa: E402
 from fastblock import _engine  # noqa: E402
 from reference import depth_to_space_ref, space_to_depth_ref  # noqa: E402
+from einops_patterns import draw_pattern  # noqa: E402
 
 THRESHOLDS = _engine.thresholds()
 PAGE = mmap.PAGESIZE
@@ -73,6 +76,9 @@ DTYPES = ["u1", "i1", "i2", "f2", "V3", "S3", "f4", "i4", "V5", "S6", "V6", "f8"
 THREAD_CHOICES = [1, 2, 3]
 # Reference-holding items take the fallback; drawn now and then.
 OBJECT_SHARE = 0.03
+# Repeat counts users write (2-5, 8, and 16 +- 1: a 16-byte piece of
+# one-byte items), drawn beside lengths around the switch points.
+REPEAT_COUNTS = [2, 3, 4, 5, 8, 15, 16, 17]
 
 
 # --------------------------------------------------------------------------
@@ -482,6 +488,33 @@ def _batch_case(op: str, reference, shape, dtype, block, begin, end) -> Case:
                 result_shape, f"fb.{op}(x, {block}, {begin}, {end})")
 
 
+def draw_einops(rng, itemsize: int, operation: str):
+    """A random ``rearrange`` or ``repeat`` pattern (einops_patterns.py),
+    its axis lengths drawn as the other operators' shapes are."""
+    rank = int(rng.choice([0, 1, 2, 2, 3, 3, 4, 4, 5, 6]))
+    new_lengths = []
+    if operation == "repeat":
+        new_lengths = shrink([int(rng.choice(REPEAT_COUNTS)) if rng.random() < 0.7
+                              else draw_extent(rng, itemsize)
+                              for _ in range(int(rng.choice([0, 1, 1, 2, 2, 3])))],
+                             MAX_CASE_BYTES // itemsize)
+    growth = max(1, math.prod(new_lengths))
+    lengths = _any_shape(rng, itemsize, rank, max(1, draw_bytes(rng) // growth), growth)
+    if rank and rng.random() < 0.05:
+        lengths[int(rng.integers(0, rank))] = 0
+    return draw_pattern(rng, operation, lengths, new_lengths)
+
+
+def case_einops(rng, dtype, operation: str) -> Case:
+    pattern = draw_einops(rng, dtype.itemsize, operation)
+    function = getattr(fb, operation)
+
+    def call(x, out, threads):
+        return function(x, pattern.text, out=out, num_threads=threads, **pattern.given)
+    return Case(operation, pattern.input_shape, dtype, call, pattern.reference, pattern.result_shape,
+                pattern.describe())
+
+
 OPERATORS = [
     (0.22, lambda rng, dt: case_block(rng, dt, True)),
     (0.22, lambda rng, dt: case_block(rng, dt, False)),
@@ -491,6 +524,8 @@ OPERATORS = [
     (0.07, lambda rng, dt: case_pixel(rng, dt, True)),
     (0.07, lambda rng, dt: case_batch(rng, dt, True)),
     (0.07, lambda rng, dt: case_batch(rng, dt, False)),
+    (0.07, lambda rng, dt: case_einops(rng, dt, "rearrange")),
+    (0.07, lambda rng, dt: case_einops(rng, dt, "repeat")),
 ]
 
 

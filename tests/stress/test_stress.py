@@ -79,6 +79,23 @@ def test_a_write_outside_out_is_reported():
     assert problem is not None and "out's buffer differs at 1 bytes" in problem
 
 
+@pytest.mark.parametrize("operation", ["rearrange", "repeat"])
+def test_einops_reference_is_einops(operation):
+    """The harness's NumPy reference for rearrange / repeat gives einops'
+    own result, on 200 drawn patterns over strided sources."""
+    einops = pytest.importorskip("einops")
+    for index in range(200):
+        rng = np.random.default_rng([29, index])
+        dtype = np.dtype(str(rng.choice(stress.DTYPES)))
+        pattern = stress.draw_einops(rng, dtype.itemsize, operation)
+        shape = pattern.input_shape
+        x, _ = stress.place(shape, dtype, stress.draw_layout(rng, len(shape), dtype.itemsize), rng)
+        expected = getattr(einops, operation)(x, pattern.text, **pattern.given)
+        got = pattern.reference(x)
+        assert got.shape == expected.shape, pattern.describe()
+        assert np.array_equal(stress.raw_bytes(got), stress.raw_bytes(expected)), pattern.describe()
+
+
 def test_replay_runs_one_case():
     done = subprocess.run([sys.executable, stress.__file__, "--replay", "5:7"], capture_output=True,
                           text=True, timeout=600)

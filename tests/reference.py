@@ -20,17 +20,21 @@ def assert_same_array(result, expected):
 
 
 def space_to_batch_ref(x, block_shape, pads_begin, pads_end):
-    """OpenVINO SpaceToBatch-2, as its specification writes it (np.pad with zeros)."""
+    """OpenVINO SpaceToBatch-2, as its specification writes it: pad with the
+    dtype's zero (``np.zeros`` of the dtype: 0, b"", "", None), split every
+    axis into (grid, block), move the blocks in front of the batch."""
     x = np.asarray(x)
-    xp = np.pad(x, list(zip(pads_begin, pads_end)))
+    padded = [b + d + e for b, d, e in zip(pads_begin, x.shape, pads_end)]
+    xp = np.zeros(padded, x.dtype)
+    xp[tuple(slice(b, b + d) for b, d in zip(pads_begin, x.shape))] = x
     k = x.ndim - 1
-    grid = [xp.shape[i + 1] // block_shape[i + 1] for i in range(k)]
-    split = [x.shape[0]]
+    grid = [padded[i + 1] // block_shape[i + 1] for i in range(k)]
+    split = [padded[0]]
     for i in range(k):
         split += [grid[i], block_shape[i + 1]]
     order = [2 + 2 * i for i in range(k)] + [0] + [1 + 2 * i for i in range(k)]
     y = xp.reshape(split).transpose(order)
-    return np.ascontiguousarray(y.reshape([x.shape[0] * int(np.prod(block_shape))] + grid))
+    return np.ascontiguousarray(y.reshape([padded[0] * int(np.prod(block_shape))] + grid))
 
 
 def batch_to_space_ref(x, block_shape, crops_begin, crops_end):

@@ -54,7 +54,8 @@ if TESTS not in sys.path:
 
 import fastblock as fb  # noqa: E402
 from fastblock import _engine  # noqa: E402
-from reference import depth_to_space_ref, space_to_depth_ref  # noqa: E402
+from reference import (  # noqa: E402
+    batch_to_space_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref)
 from einops_patterns import draw_pattern  # noqa: E402
 
 THRESHOLDS = _engine.thresholds()
@@ -422,30 +423,6 @@ def case_pixel(rng, dtype, to_depth: bool) -> Case:
                 result_shape, f"fb.{name}(x, {r}, {fmt!r})")
 
 
-def _space_to_batch_ref(x, block, begin, end):
-    padded = [b + d + e for b, d, e in zip(begin, x.shape, end)]
-    xp = np.zeros(padded, x.dtype)
-    xp[tuple(slice(b, b + d) for b, d in zip(begin, x.shape))] = x
-    k = x.ndim - 1
-    split = [padded[0]]
-    for i in range(1, x.ndim):
-        split += [padded[i] // block[i], block[i]]
-    order = [2 * i for i in range(1, k + 1)] + [0] + [2 * i - 1 for i in range(1, k + 1)]
-    y = xp.reshape(split).transpose(order)
-    return y.reshape([padded[0] * math.prod(block)] + [padded[i] // block[i] for i in range(1, x.ndim)])
-
-
-def _batch_to_space_ref(x, block, begin, end):
-    k = x.ndim - 1
-    batch = x.shape[0] // math.prod(block)
-    y = x.reshape(list(block[1:]) + [batch] + list(x.shape[1:]))
-    order = [k]
-    for i in range(k):
-        order += [k + 1 + i, i]
-    y = y.transpose(order).reshape([batch] + [x.shape[i] * block[i] for i in range(1, x.ndim)])
-    return y[tuple(slice(b, s - e) for b, e, s in zip(begin, end, y.shape))]
-
-
 def case_batch(rng, dtype, to_batch: bool) -> Case:
     rank = int(rng.choice([2, 3, 4, 4, 5]))
     block = [1] + [int(rng.choice([1, 2, 2, 3, 4])) for _ in range(rank - 1)]
@@ -463,7 +440,7 @@ def case_batch(rng, dtype, to_batch: bool) -> Case:
         shape = [1] + core
         growth = -(-math.prod(b + c + e for b, c, e in zip(begin[1:], core, end[1:])) // math.prod(core))
         fit_axis(shape, 0, dtype.itemsize, min(draw_bytes(rng), MAX_CASE_BYTES) // growth)
-        return _batch_case("space_to_batch", _space_to_batch_ref, shape, dtype, block, begin, end)
+        return _batch_case("space_to_batch", space_to_batch_ref, shape, dtype, block, begin, end)
     batch = [1]
     fit_axis(batch + core, 0, dtype.itemsize, draw_bytes(rng))
     shape = [max(1, batch[0]) * math.prod(block)] + core
@@ -475,7 +452,7 @@ def case_batch(rng, dtype, to_batch: bool) -> Case:
         e = int(rng.integers(0, min(full - b, block[i]) + 1)) if rng.random() < 0.5 else 0
         begin.append(b)
         end.append(e)
-    return _batch_case("batch_to_space", _batch_to_space_ref, shape, dtype, block, begin, end)
+    return _batch_case("batch_to_space", batch_to_space_ref, shape, dtype, block, begin, end)
 
 
 def _batch_case(op: str, reference, shape, dtype, block, begin, end) -> Case:

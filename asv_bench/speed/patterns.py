@@ -122,12 +122,15 @@ def calls(case: PatternCase, x: np.ndarray) -> Dict[str, Callable[[], object]]:
     return functions
 
 
-def ratios(case: PatternCase, size: str, rounds: int = 7) -> Dict[str, float]:
-    """Each call's median time over the copy ceiling, and the ceiling's
-    seconds under ``"copy seconds"``."""
+def ratios(case: PatternCase, size: str, rounds: int = 7,
+           names: Optional[Tuple[str, ...]] = None) -> Dict[str, float]:
+    """Each call's (or each of ``names``') median time over the copy
+    ceiling, and the ceiling's seconds under ``"copy seconds"``."""
     x = make_input(case, size)
     functions = calls(case, x)
     nbytes = np.asarray(functions["fastblock"]()).nbytes
+    if names is not None:
+        functions = {name: functions[name] for name in names}
     functions["copy"] = timing.copy_ceiling(nbytes)
     times = timing.interleaved_medians(functions, rounds=rounds, min_seconds=2e-3)
     copy = times.pop("copy")

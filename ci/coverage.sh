@@ -65,12 +65,7 @@ mkdir -p "$tree" "$out"
 echo "== copying the tree to $tree"
 copy_tree "$root" "$tree"
 
-# The build requirements of pyproject.toml (the SPDX license string needs
-# setuptools >= 77).
-if ! "$python" -c "import Cython, numpy, setuptools, sys; v = int(setuptools.__version__.split('.')[0]); sys.exit(v < 77)" 2>/dev/null; then
-  echo "== installing the build requirements (Cython, setuptools)"
-  "$python" -m pip install -q "Cython>=3.0" "setuptools>=77"
-fi
+build_requirements "$python"
 if ! command -v "$gcov" >/dev/null; then
   echo "no $gcov on PATH (set GCOV to the gcov that matches $cc)" >&2
   exit 1

@@ -54,12 +54,7 @@ mkdir -p "$logs" "$tree"
 echo "== copying the tree to $tree"
 copy_tree "$root" "$tree"
 
-# The build requirements of pyproject.toml (the SPDX license string needs
-# setuptools >= 77).
-if ! "$python" -c "import Cython, numpy, setuptools, sys; v = int(setuptools.__version__.split('.')[0]); sys.exit(v < 77)" 2>/dev/null; then
-  echo "== installing the build requirements (Cython, setuptools)"
-  "$python" -m pip install -q "Cython>=3.0" "setuptools>=77"
-fi
+build_requirements "$python"
 
 echo "== building with -fsanitize=address,undefined"
 (

@@ -1,5 +1,6 @@
 # Sourced by the CI jobs that build in a scratch copy of the tree
 # (ci/sanitize.sh, ci/coverage.sh, ci/pythons.sh, ci/wheel.sh); not a job.
+# It defines work_dir, copy_tree and build_requirements.
 
 # work_dir NAME KEEP: prints the job's work directory: KEEP if set (made if
 # missing, kept afterwards), else a new temporary one, which the caller
@@ -29,3 +30,12 @@ copy_tree() {
   fi
 }
 
+# build_requirements PYTHON: install pyproject.toml's build requirements
+# into PYTHON's environment where they are missing (the SPDX license string
+# needs setuptools >= 77), for a build in place with setup.py.
+build_requirements() {
+  if ! "$1" -c "import Cython, numpy, setuptools, sys; v = int(setuptools.__version__.split('.')[0]); sys.exit(v < 77)" 2>/dev/null; then
+    echo "== installing the build requirements (Cython, setuptools)"
+    "$1" -m pip install -q "Cython>=3.0" "setuptools>=77"
+  fi
+}

@@ -41,7 +41,9 @@ How a copy is run:
    is cut into chunks that the OpenMP threads take as they come free
    (dynamic schedule: on a busy machine a thread that is not scheduled does
    not hold the others up), each chunk writing its own part of the
-   destination. Small copies run on the calling thread alone.
+   destination. Small copies run on the calling thread alone. The team has
+   the call's thread count, or fewer while helper threads have lately
+   started late (the thread policy, ``_src/team.h``).
    A copy given in several parts (fixed offsets: space_to_batch's plans)
    runs every part of a block before the next block.
 4. *Stream.* A copy of 8 MiB or more into memory that is already resident
@@ -91,7 +93,8 @@ cnp.import_array()
 
 ctypedef cnp.npy_intp intp
 
-from ._kernels_c cimport FB_HAVE_OPENMP, fb_openmp_max_threads
+from ._kernels_c cimport (FB_HAVE_OPENMP, FbTeamState, fb_openmp_max_threads, fb_team_reset,
+                          fb_team_started_here, fb_team_state)
 
 #: True when the extension was compiled with OpenMP.
 HAVE_OPENMP = bool(FB_HAVE_OPENMP)
@@ -103,6 +106,33 @@ def openmp_max_threads():
     what ``omp_set_num_threads`` set since (threadpoolctl's limits); 1
     without OpenMP."""
     return fb_openmp_max_threads()
+
+
+def team_policy():
+    """What the thread policy (``_src/team.h``) holds now: ``cap`` (the
+    threads a call may run while helpers have lately come late; 0: no cap),
+    ``backoff_ns`` (the next back-off), ``probe_in_ns`` (time until a capped
+    call tries the whole team again), the counts of team ``runs``,
+    ``late_runs`` and ``probes``, and ``last_team`` (threads the last team
+    run asked OpenMP for). For tests and reports."""
+    cdef FbTeamState state
+    fb_team_state(&state)
+    return {"cap": state.cap, "backoff_ns": state.backoff_ns, "probe_in_ns": state.probe_in_ns,
+            "runs": state.runs, "late_runs": state.late_runs, "probes": state.probes,
+            "last_team": state.last_team}
+
+
+def forget_team_policy():
+    """Clear what the thread policy has seen (a forked child's helper
+    threads are new; tests start from a clean state)."""
+    fb_team_reset()
+
+
+def started_team_on_this_thread():
+    """Whether the calling thread has run a copy on a team of two or more
+    threads: GNU OpenMP then keeps a pool of threads for it that a child
+    forked from this thread would wait for forever."""
+    return bool(fb_team_started_here())
 
 cdef enum:
     # After dropping extent-1 axes every axis has extent >= 2, and the item

@@ -1,6 +1,11 @@
 # The schedule: a Plan's loop cut into chunks for the OpenMP team, or run
 # on the calling thread alone; in a copy into fresh pages, the calling
-# thread faults the pages ahead of the others (run_units).
+# thread faults the pages ahead of the others (run_units). How many threads
+# a team has is the thread policy's (_src/team.h): up to the call's count.
+
+from ._kernels_c cimport (FbTeamRun, fb_team_caller_arrives, fb_team_caller_done,
+                          fb_team_finish, fb_team_helper_arrives, fb_team_helper_took_first,
+                          fb_team_size, fb_team_start)
 
 cdef struct PlanChunks:
     # A plan's iterations cut into chunks, the units of run_units.
@@ -90,30 +95,45 @@ cdef inline void fault_units(FaultTeam* team, const void* job, UnitRunner run_un
 
 cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
                     int num_threads, bint fresh) noexcept nogil:
-    """Run ``n_units`` units on ``num_threads`` threads, taken in order as
-    threads come free; where the result is ``fresh`` (its plans fault
-    ahead), the calling thread takes the faults (above)."""
+    """Run ``n_units`` units on up to ``num_threads`` threads (as many as the
+    thread policy allows now, team.h), taken in order as threads come free;
+    where the result is ``fresh`` (its plans fault ahead), the calling
+    thread takes the faults (above)."""
     cdef FaultTeam team
+    cdef FbTeamRun run
     cdef intp unit, ahead
-    cdef int thread
-    if not (fresh and tuning.caller_faults and num_threads <= CALLER_FAULTS_MAX_THREADS):
-        with parallel(num_threads=num_threads):
-            for unit in prange(n_units, schedule="dynamic"):
-                run_unit(job, unit, FAULTS_OWN, threadid())
+    cdef int thread, n_threads = fb_team_size(num_threads)
+    cdef bint caller_faults, took
+    if n_threads <= 1:
+        for unit in range(n_units):
+            run_unit(job, unit, FAULTS_OWN, 0)
         return
-    ahead = imax(num_threads, tuning.fault_lead_bytes // imax(unit_bytes, 1))
+    caller_faults = fresh and tuning.caller_faults and n_threads <= CALLER_FAULTS_MAX_THREADS
+    ahead = imax(n_threads, tuning.fault_lead_bytes // imax(unit_bytes, 1))
     team.next_unit = 0
     team.faulted = 0
-    team.promised = imin(n_units, ahead + 1)
+    team.promised = imin(n_units, ahead + 1) if caller_faults else 0
     thread = 0
     unit = 0
-    with parallel(num_threads=num_threads):
+    took = False
+    fb_team_start(&run, n_threads)
+    with parallel(num_threads=n_threads):
         thread = threadid()
+        took = False
+        if thread == 0:
+            fb_team_caller_arrives(&run)
+        else:
+            fb_team_helper_arrives(thread, n_threads)
         while True:
             unit = fb_take(&team.next_unit)
             if unit >= n_units:
                 break
-            if thread == 0:
+            if thread != 0 and not took:
+                took = True
+                fb_team_helper_took_first(&run)
+            if not caller_faults:
+                run_unit(job, unit, FAULTS_OWN, thread)
+            elif thread == 0:
                 fb_publish(&team.promised,
                            imin(n_units, imax(unit + ahead + 1, fb_load(&team.promised))))
                 fault_units(&team, job, run_unit, fb_load(&team.promised))
@@ -125,6 +145,7 @@ cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp uni
             else:
                 run_unit(job, unit, FAULTS_OWN, thread)
         if thread == 0:
-            fault_units(&team, job, run_unit, fb_load(&team.promised))
-
-
+            if caller_faults:
+                fault_units(&team, job, run_unit, fb_load(&team.promised))
+            fb_team_caller_done(&run)
+    fb_team_finish(&run, n_threads)

@@ -24,9 +24,15 @@ cdef struct Tuning:
     bint vect_c_pixels          # NCHW_VECT_C bs 3 by the one-pass kernel (AVX-512 VBMI)
     intp vect_c_rows_min_bytes  # NCHW_VECT_C depth_to_space through tables from this size
     bint prefetch               # transposes ask for the source two blocks ahead
+# The thread policy's settings live in C (fb_team_settings, _src/team.h):
+# adaptive_teams, team_late_ns, team_backoff_min_ns, team_backoff_max_ns
+# and the test hook team_helper_delay_ns (a team's last thread starts late).
 
 
 cdef Tuning tuning
+
+from ._kernels_c cimport (FB_TEAM_BACKOFF_MAX_NS, FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_LATE_NS,
+                          fb_team_settings)
 
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
@@ -61,7 +67,10 @@ def default_tuning():
         caller_faults=True, fault_unit_bytes=FAULT_UNIT_DEFAULT, fault_lead_bytes=FAULT_LEAD_DEFAULT,
         parallel_min_bytes=PARALLEL_MIN_BYTES,
         vect_c_pixels=True, vect_c_rows_min_bytes=VECT_C_ROWS_MIN_BYTES,
-        prefetch=True)
+        prefetch=True,
+        adaptive_teams=True, team_late_ns=FB_TEAM_LATE_NS,
+        team_backoff_min_ns=FB_TEAM_BACKOFF_MIN_NS, team_backoff_max_ns=FB_TEAM_BACKOFF_MAX_NS,
+        team_helper_delay_ns=0)
 
 
 def cpu_features():
@@ -85,7 +94,11 @@ def current_tuning():
         caller_faults=tuning.caller_faults, fault_unit_bytes=tuning.fault_unit_bytes,
         fault_lead_bytes=tuning.fault_lead_bytes, parallel_min_bytes=tuning.parallel_min_bytes,
         vect_c_pixels=tuning.vect_c_pixels,
-        vect_c_rows_min_bytes=tuning.vect_c_rows_min_bytes, prefetch=tuning.prefetch)
+        vect_c_rows_min_bytes=tuning.vect_c_rows_min_bytes, prefetch=tuning.prefetch,
+        adaptive_teams=bool(fb_team_settings.adaptive), team_late_ns=fb_team_settings.late_ns,
+        team_backoff_min_ns=fb_team_settings.backoff_min_ns,
+        team_backoff_max_ns=fb_team_settings.backoff_max_ns,
+        team_helper_delay_ns=fb_team_settings.helper_delay_ns)
 
 
 class TuningChange:
@@ -132,4 +145,10 @@ def tune(**settings):
     tuning.vect_c_pixels = values["vect_c_pixels"] and FB_VECT_C_PIXELS_BUILT != 0
     tuning.vect_c_rows_min_bytes = values["vect_c_rows_min_bytes"]
     tuning.prefetch = values["prefetch"]
+    fb_team_settings.adaptive = values["adaptive_teams"]
+    fb_team_settings.late_ns = values["team_late_ns"]
+    fb_team_settings.backoff_min_ns = max(values["team_backoff_min_ns"], 1)
+    fb_team_settings.backoff_max_ns = max(values["team_backoff_max_ns"],
+                                          fb_team_settings.backoff_min_ns)
+    fb_team_settings.helper_delay_ns = values["team_helper_delay_ns"]
     return TuningChange(before)

@@ -70,6 +70,42 @@ cdef extern from "_src/stream.h" nogil:
     void fb_stream_fence() noexcept
 
 
+cdef extern from "_src/team.h" nogil:
+    long long FB_TEAM_LATE_NS
+    long long FB_TEAM_BACKOFF_MIN_NS
+    long long FB_TEAM_BACKOFF_MAX_NS
+    ctypedef struct FbTeamSettings:
+        long long late_ns
+        long long backoff_min_ns
+        long long backoff_max_ns
+        long long helper_delay_ns
+        int adaptive
+    ctypedef struct FbTeamRun:
+        long long start_ns
+        long long caller_in_ns
+        long long caller_done_ns
+        fb_intp prompt_helpers
+    ctypedef struct FbTeamState:
+        int cap
+        long long backoff_ns
+        long long probe_in_ns
+        long long runs
+        long long late_runs
+        long long probes
+        int last_team
+    FbTeamSettings fb_team_settings
+    int fb_team_size(int wanted) noexcept
+    void fb_team_start(FbTeamRun* run, int team) noexcept
+    void fb_team_caller_arrives(FbTeamRun* run) noexcept
+    void fb_team_helper_arrives(int thread, int team) noexcept
+    void fb_team_helper_took_first(FbTeamRun* run) noexcept
+    void fb_team_caller_done(FbTeamRun* run) noexcept
+    void fb_team_finish(const FbTeamRun* run, int team) noexcept
+    void fb_team_state(FbTeamState* state) noexcept
+    void fb_team_reset() noexcept
+    int fb_team_started_here() noexcept
+
+
 cdef extern from "_src/faults.h" nogil:
     int FB_FAULT_AHEAD_BUILT
     void fb_touch_for_write(const char* byte) noexcept

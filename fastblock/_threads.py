@@ -36,16 +36,21 @@ def _default_num_threads() -> int:
 # The default set by set_num_threads; None: OpenMP's (read at each call).
 _num_threads: int | None = None
 
-# GNU OpenMP's thread pool does not survive fork(): a parallel region in a
-# child forked after the parent used threads can wait forever for workers
-# that no longer exist. A forked child therefore copies on its own thread.
-_in_forked_child = False
+# GNU OpenMP's thread pool does not survive fork(): a thread that has run
+# a team keeps a pool of helper threads, and a child forked from that
+# thread, which has none of them, would wait for them forever in its first
+# parallel region. Such a child copies on its own thread. Any other child
+# keeps its threads (OpenMP makes it a pool of its own on first use), and
+# every child starts the thread policy afresh: its helpers are new.
+_team_lost_in_fork = False
 
 
 def _after_fork_in_child() -> None:
-    global _in_forked_child, _default_call_threads
-    _in_forked_child = True
-    _default_call_threads = 1
+    global _team_lost_in_fork, _default_call_threads
+    _engine.forget_team_policy()
+    if _engine.started_team_on_this_thread():
+        _team_lost_in_fork = True
+        _default_call_threads = 1
 
 
 if hasattr(os, "register_at_fork"):
@@ -92,9 +97,10 @@ _MAX_THREADS = 4 * _usable_cores()
 
 
 def _effective(n: int) -> int:
-    """The threads a copy asked for ``n`` runs: capped at a few per usable
-    core, one in a forked child or without OpenMP."""
-    if _in_forked_child or not _engine.HAVE_OPENMP:
+    """The threads a copy asked for ``n`` may run: capped at a few per
+    usable core; one without OpenMP or in a child forked from a thread that
+    ran a team. The thread policy (docs/threads.md) may run fewer."""
+    if _team_lost_in_fork or not _engine.HAVE_OPENMP:
         return 1
     return min(n, _MAX_THREADS)
 
@@ -111,12 +117,13 @@ def _follow_openmp() -> None:
     global _num_threads, _default_call_threads
     with _lock:
         _num_threads = None
-        _default_call_threads = 1 if _in_forked_child or not _engine.HAVE_OPENMP else 0
+        _default_call_threads = 1 if _team_lost_in_fork or not _engine.HAVE_OPENMP else 0
 
 
 def resolve_num_threads(num_threads: int | None) -> int:
-    """The thread count for one call: its ``num_threads``, else the default,
-    capped at a few threads per usable core (one in a forked child)."""
+    """The most threads one call may run: its ``num_threads``, else the
+    default, capped at a few threads per usable core (one in a child forked
+    from a thread that ran a team)."""
     if num_threads is None:
         n = _default_call_threads
         return n if n else _effective(_engine.openmp_max_threads())

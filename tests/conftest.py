@@ -19,9 +19,12 @@ if os.path.isdir(_ASV_BENCH) and _ASV_BENCH not in sys.path:
 @pytest.fixture(autouse=True)
 def _restore_num_threads():
     """Tests may change the default thread count; put it back afterwards
-    (to following OpenMP's, where no set_num_threads came before)."""
-    from fastblock import _threads
+    (to following OpenMP's, where no set_num_threads came before). Each test
+    also starts with a thread policy that has seen nothing: a cap left by
+    an earlier test would run its teams smaller."""
+    from fastblock import _engine, _threads
     before = _threads._num_threads
+    _engine.forget_team_policy()
     yield
     if before is None:
         _threads._follow_openmp()

@@ -134,7 +134,7 @@ def test_calling_thread_takes_the_faults(enabled):
     change = _engine.tune(fault_ahead=True,
                           fault_ahead_min_bytes=_engine.default_tuning()["fault_ahead_min_bytes"],
                           caller_faults=enabled, fault_unit_bytes=512 * 1024,
-                          fault_lead_bytes=1 << 40)
+                          fault_lead_bytes=1 << 40, adaptive_teams=False)
     with change:
         # Warm up: the threads' stacks and the thread team.
         warm = np.empty(space.nbytes, np.uint8).reshape(1, 64, 512, -1)

@@ -13,8 +13,9 @@ Each case runs several times: once with the engine's defaults,
 then under random settings of its knobs (byte shuffles off / 16-byte /
 64-byte / periodic / long runs, forced at any size; streaming forced or
 off; fault ahead forced, with the calling thread's hand-over on or off;
-threads forced at any size; the NCHW_VECT_C paths; prefetch), with 1 to 3
-threads. Sources and ``out=`` arrays are views (C, Fortran, permuted,
+threads forced at any size; the NCHW_VECT_C paths; prefetch; the thread
+policy off, or every team's last helper made late so that teams shrink and
+are probed again), with 1 to 3 threads. Sources and ``out=`` arrays are views (C, Fortran, permuted,
 stepped, reversed, byte-offset so unaligned) placed flush against an
 inaccessible page at their first or last byte, so a load or store outside
 them faults at once. Checked for every run: the result's bytes, shape and
@@ -556,6 +557,14 @@ KNOBS = {
     "prefetch": [
         ("default", {}),
         ("off", {"prefetch": False}),
+    ],
+    # The thread policy: off (every team as asked), or every team's last
+    # helper late (teams capped and probed again after short back-offs).
+    "teams": [
+        ("default", {}),
+        ("fixed", {"adaptive_teams": False}),
+        ("late", {"team_helper_delay_ns": 300_000, "team_late_ns": 100_000,
+                  "team_backoff_min_ns": 50_000, "team_backoff_max_ns": 2_000_000}),
     ],
 }
 

@@ -1,0 +1,167 @@
+/* The thread policy (team.h). */
+#include "team.h"
+
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <time.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TEAM_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define TEAM_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define TEAM_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define TEAM_CLAIM(p, expected, v) \
+    __atomic_compare_exchange_n((p), (expected), (v), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
+#define TEAM_THREAD_LOCAL __thread
+#else
+/* No atomics: concurrent calls may each probe, which costs time only. */
+#define TEAM_LOAD(p) (*(p))
+#define TEAM_STORE(p, v) (*(p) = (v))
+#define TEAM_ADD(p, v) (*(p) += (v))
+#define TEAM_CLAIM(p, expected, v) (*(p) = (v), 1)
+#if defined(_MSC_VER)
+#define TEAM_THREAD_LOCAL __declspec(thread)
+#else
+#define TEAM_THREAD_LOCAL _Thread_local
+#endif
+#endif
+
+FbTeamSettings fb_team_settings = {
+    FB_TEAM_LATE_NS, FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_BACKOFF_MAX_NS, 0, 1};
+
+static struct {
+    int cap;                    /* 0: no cap */
+    long long probe_at_ns;      /* a capped call from then on probes */
+    long long backoff_ns;       /* 0: the shortest */
+    long long runs, late_runs, probes;
+    int last_team;
+} policy;
+
+static TEAM_THREAD_LOCAL int started_team_here;
+
+long long fb_now_ns(void) {
+#if defined(_WIN32)
+    LARGE_INTEGER count, frequency;
+    QueryPerformanceCounter(&count);
+    QueryPerformanceFrequency(&frequency);
+    return (long long)((double)count.QuadPart * 1e9 / (double)frequency.QuadPart);
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+#endif
+}
+
+static long long current_backoff(void) {
+    long long backoff = TEAM_LOAD(&policy.backoff_ns);
+    return backoff > 0 ? backoff : fb_team_settings.backoff_min_ns;
+}
+
+int fb_team_size(int wanted) {
+    int cap;
+    long long due, now;
+    if (wanted <= 1 || !fb_team_settings.adaptive)
+        return wanted;
+    cap = TEAM_LOAD(&policy.cap);
+    if (cap == 0 || cap >= wanted)
+        return wanted;
+    due = TEAM_LOAD(&policy.probe_at_ns);
+    now = fb_now_ns();
+    if (now < due)
+        return cap;
+    /* One caller claims the probe; the others keep the cap meanwhile. */
+    if (!TEAM_CLAIM(&policy.probe_at_ns, &due, now + current_backoff()))
+        return cap;
+    TEAM_ADD(&policy.probes, 1);
+    return wanted;
+}
+
+void fb_team_start(FbTeamRun *run, int team) {
+    run->start_ns = fb_now_ns();
+    run->caller_in_ns = run->start_ns;
+    run->caller_done_ns = run->start_ns;
+    run->prompt_helpers = 0;
+    TEAM_STORE(&policy.last_team, team);
+    started_team_here = 1;
+}
+
+void fb_team_caller_arrives(FbTeamRun *run) {
+    run->caller_in_ns = fb_now_ns();
+}
+
+void fb_team_helper_arrives(int thread, int team) {
+    long long delay = fb_team_settings.helper_delay_ns;
+    if (delay <= 0 || thread != team - 1)
+        return;
+#if defined(_WIN32)
+    Sleep((DWORD)(delay / 1000000));
+#else
+    {
+        struct timespec t;
+        t.tv_sec = (time_t)(delay / 1000000000LL);
+        t.tv_nsec = (long)(delay % 1000000000LL);
+        nanosleep(&t, NULL);
+    }
+#endif
+}
+
+void fb_team_helper_took_first(FbTeamRun *run) {
+    TEAM_ADD(&run->prompt_helpers, 1);
+}
+
+void fb_team_caller_done(FbTeamRun *run) {
+    run->caller_done_ns = fb_now_ns();
+}
+
+void fb_team_finish(const FbTeamRun *run, int team) {
+    long long end = fb_now_ns();
+    long long wait = (run->caller_in_ns - run->start_ns) + (end - run->caller_done_ns);
+    long long work = run->caller_done_ns - run->caller_in_ns;
+    long long backoff;
+    int came = (int)TEAM_LOAD(&run->prompt_helpers) + 1, cap;
+    TEAM_ADD(&policy.runs, 1);
+    if (!fb_team_settings.adaptive)
+        return;
+    cap = TEAM_LOAD(&policy.cap);
+    if (wait >= fb_team_settings.late_ns && 2 * wait > work) {
+        /* Late: the threads that came in time, for a back-off period. */
+        backoff = current_backoff();
+        TEAM_ADD(&policy.late_runs, 1);
+        TEAM_STORE(&policy.cap, came < team ? came : team - 1);
+        TEAM_STORE(&policy.probe_at_ns, end + backoff);
+        backoff = backoff > fb_team_settings.backoff_max_ns / 4
+                  ? fb_team_settings.backoff_max_ns : 4 * backoff;
+        TEAM_STORE(&policy.backoff_ns, backoff);
+    } else if (cap != 0 && team > cap) {
+        /* A prompt probe: the whole team again. */
+        backoff = current_backoff() / 2;
+        TEAM_STORE(&policy.cap, 0);
+        TEAM_STORE(&policy.backoff_ns, backoff > fb_team_settings.backoff_min_ns
+                                       ? backoff : fb_team_settings.backoff_min_ns);
+    }
+}
+
+void fb_team_state(FbTeamState *state) {
+    state->cap = TEAM_LOAD(&policy.cap);
+    state->backoff_ns = current_backoff();
+    state->probe_in_ns = state->cap ? TEAM_LOAD(&policy.probe_at_ns) - fb_now_ns() : 0;
+    state->runs = TEAM_LOAD(&policy.runs);
+    state->late_runs = TEAM_LOAD(&policy.late_runs);
+    state->probes = TEAM_LOAD(&policy.probes);
+    state->last_team = TEAM_LOAD(&policy.last_team);
+}
+
+void fb_team_reset(void) {
+    TEAM_STORE(&policy.cap, 0);
+    TEAM_STORE(&policy.probe_at_ns, 0);
+    TEAM_STORE(&policy.backoff_ns, 0);
+    TEAM_STORE(&policy.runs, 0);
+    TEAM_STORE(&policy.late_runs, 0);
+    TEAM_STORE(&policy.probes, 0);
+    TEAM_STORE(&policy.last_team, 0);
+}
+
+int fb_team_started_here(void) {
+    return started_team_here;
+}

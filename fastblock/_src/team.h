@@ -1,0 +1,77 @@
+/* The thread policy: how many threads a parallel copy runs now.
+
+   A call asks for up to `wanted` threads (its num_threads). Where another
+   process keeps the cores busy, an OpenMP helper thread may not run for a
+   whole scheduler time slice (milliseconds), and the calling thread waits
+   that long at the end of the parallel region for a share of work that it
+   has long since done itself; or, entering the region, for a helper that
+   has not yet left the last one (GNU OpenMP starts a team only once every
+   pool thread is back). So each team run reports how long the calling
+   thread waited for its helpers, at either end; a run whose helpers came late
+   caps the team at the threads that came in time, for a back-off period,
+   after which one call tries the full team again (a probe). The back-off
+   grows fourfold with each late probe (up to FB_TEAM_BACKOFF_MAX_NS) and
+   halves with each prompt one, so a busy machine is probed rarely and a
+   quiet one gets its threads back at once.
+
+   The state is process-wide; updates are atomic where the compiler has
+   atomics, and a lost update only moves a probe. */
+#ifndef FASTBLOCK_TEAM_H
+#define FASTBLOCK_TEAM_H
+
+#include "fb_common.h"
+
+/* Defaults of the settings (the engine's tune() changes them). A helper
+   is late when the caller waits this long for it at the end of a run: a
+   wake-up from sleep takes 20-40 us on a quiet 2-core machine, a helper
+   kept off the CPU by another process a time slice (1-6 ms). */
+#define FB_TEAM_LATE_NS 200000LL
+#define FB_TEAM_BACKOFF_MIN_NS 2000000LL
+#define FB_TEAM_BACKOFF_MAX_NS 1000000000LL
+
+typedef struct {
+    long long late_ns;          /* a wait at least this long marks a run late */
+    long long backoff_min_ns;   /* the first back-off */
+    long long backoff_max_ns;   /* the longest back-off */
+    long long helper_delay_ns;  /* test hook: a team's last thread sleeps this long first */
+    int adaptive;               /* 0: every call runs the team it asks for */
+} FbTeamSettings;
+
+/* What one run of a team saw, filled in by the team's threads. */
+typedef struct {
+    long long start_ns;         /* the caller asked OpenMP for the team */
+    long long caller_in_ns;     /* the caller entered the parallel region */
+    long long caller_done_ns;   /* the caller found no unit left */
+    fb_intp prompt_helpers;     /* helpers that took a unit while units were left */
+} FbTeamRun;
+
+/* What the policy holds now (for tests and describe-like reports). */
+typedef struct {
+    int cap;                    /* threads a call may run; 0: no cap */
+    long long backoff_ns;       /* the back-off after the next late run */
+    long long probe_in_ns;      /* time until the next probe (<= 0: due) */
+    long long runs, late_runs, probes;
+    int last_team;              /* threads the last team run asked for */
+} FbTeamState;
+
+FB_INTERNAL extern FbTeamSettings fb_team_settings;
+
+FB_INTERNAL long long fb_now_ns(void);
+/* Threads to run a call that asks for `wanted` (>= 1): `wanted`, or fewer
+   while helpers have lately come late. */
+FB_INTERNAL int fb_team_size(int wanted);
+/* Start, arrival and end of a run of `team` threads (team >= 2). */
+FB_INTERNAL void fb_team_start(FbTeamRun *run, int team);
+FB_INTERNAL void fb_team_caller_arrives(FbTeamRun *run);
+FB_INTERNAL void fb_team_helper_arrives(int thread, int team);
+FB_INTERNAL void fb_team_helper_took_first(FbTeamRun *run);
+FB_INTERNAL void fb_team_caller_done(FbTeamRun *run);
+FB_INTERNAL void fb_team_finish(const FbTeamRun *run, int team);
+FB_INTERNAL void fb_team_state(FbTeamState *state);
+/* Forget what was seen (a forked child's helpers are new threads). */
+FB_INTERNAL void fb_team_reset(void);
+/* Whether the calling thread has started a team of two or more threads:
+   its OpenMP thread pool then holds threads that a forked child lacks. */
+FB_INTERNAL int fb_team_started_here(void);
+
+#endif

@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # speed/ beside this file, when imported rather than run
     sys.path.insert(0, HERE)
 
-REPORTS = ("targets", "transpose", "peers", "patterns")
+REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline")
 
 
 def main(argv=None) -> int:
@@ -30,6 +30,7 @@ def main(argv=None) -> int:
     for name in REPORTS:
         parser.add_argument(f"--{name}", action="store_true", help=f"the {name} report")
     parser.add_argument("--all", action="store_true", help="every report, in the order above")
+    importlib.import_module("speed.pipeline").add_arguments(parser)
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
@@ -41,7 +42,11 @@ def main(argv=None) -> int:
           f"{fb.get_num_threads()} threads")
     for name in chosen:
         print()
-        importlib.import_module(f"speed.{name}").report()
+        report = importlib.import_module(f"speed.{name}").report
+        if name == "pipeline":  # the one report with options of its own
+            report(args)
+        else:
+            report()
     return 0
 
 

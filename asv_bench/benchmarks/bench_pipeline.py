@@ -1,0 +1,67 @@
+"""fastblock in a multi-process pipeline (``speed/pipeline.py``): K worker
+processes (K = the usable cores), started with ``fork`` and ``forkserver``
+(``spawn`` where neither exists) from a fresh parent that imported fastblock
+and made no call, all calling the same front door on a per-sample
+1x3x224x224 float32 input at the same time.
+
+- ``track_fastblock``, ``track_one_thread``, ``track_numpy``: calls/s summed
+  over the workers, fastblock with default settings, with
+  ``num_threads=1``, and NumPy's own way (view chain and one copy);
+- ``track_vs_one_thread``, ``track_vs_numpy``: default fastblock's calls/s
+  over the other two (below 0.9 and below 1 are issue 34's misses).
+
+``setup_cache`` runs every case once (one pool per start method) and each
+benchmark reads its figure from there. FASTBLOCK_ASV_QUICK shortens the
+counting to 0.1 s per case.
+"""
+from .common import QUICK
+
+from speed import pipeline  # noqa: E402  (common put asv_bench/ on sys.path)
+
+METHODS = list(pipeline.start_methods())
+OPERATORS = ["space_to_depth", "transpose", "rearrange"]
+CONFIG = pipeline.Config(operators=tuple(OPERATORS), sizes=("224",),
+                         variants=(pipeline.FASTBLOCK, pipeline.ONE_THREAD, pipeline.NUMPY),
+                         seconds=0.1 if QUICK else 0.5, warmup=0.05 if QUICK else 0.2,
+                         copy=False)
+
+
+class Pipeline:
+    param_names = ["method", "operator"]
+    params = [METHODS, OPERATORS]
+    timeout = 300.0
+
+    def setup_cache(self):
+        totals = {}
+        for method in METHODS:
+            rates = pipeline.in_fresh_process(
+                pipeline.run_pipeline, (method, CONFIG),
+                timeout=pipeline.pipeline_timeout(CONFIG) + 30)
+            for (operator, _, variant), rate in rates.items():
+                if rate.error:
+                    raise RuntimeError(f"{method} {operator} {variant}: {rate.error}")
+                totals[(method, operator, variant)] = rate.total
+        return totals
+
+    def track_fastblock(self, totals, method, operator):
+        return totals[(method, operator, pipeline.FASTBLOCK)]
+
+    def track_one_thread(self, totals, method, operator):
+        return totals[(method, operator, pipeline.ONE_THREAD)]
+
+    def track_numpy(self, totals, method, operator):
+        return totals[(method, operator, pipeline.NUMPY)]
+
+    def track_vs_one_thread(self, totals, method, operator):
+        return (totals[(method, operator, pipeline.FASTBLOCK)]
+                / totals[(method, operator, pipeline.ONE_THREAD)])
+
+    def track_vs_numpy(self, totals, method, operator):
+        return (totals[(method, operator, pipeline.FASTBLOCK)]
+                / totals[(method, operator, pipeline.NUMPY)])
+
+    track_fastblock.unit = "calls/s"
+    track_one_thread.unit = "calls/s"
+    track_numpy.unit = "calls/s"
+    track_vs_one_thread.unit = "x num_threads=1"
+    track_vs_numpy.unit = "x NumPy"

@@ -148,4 +148,4 @@ cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp uni
             if caller_faults:
                 fault_units(&team, job, run_unit, fb_load(&team.promised))
             fb_team_caller_done(&run)
-    fb_team_finish(&run, n_threads)
+    fb_team_finish(&run, n_threads, num_threads)

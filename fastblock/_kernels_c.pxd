@@ -100,7 +100,7 @@ cdef extern from "_src/team.h" nogil:
     void fb_team_helper_arrives(int thread, int team) noexcept
     void fb_team_helper_took_first(FbTeamRun* run) noexcept
     void fb_team_caller_done(FbTeamRun* run) noexcept
-    void fb_team_finish(const FbTeamRun* run, int team) noexcept
+    void fb_team_finish(const FbTeamRun* run, int team, int wanted) noexcept
     void fb_team_state(FbTeamState* state) noexcept
     void fb_team_reset() noexcept
     int fb_team_started_here() noexcept

@@ -74,7 +74,7 @@ int fb_team_size(int wanted) {
     if (!TEAM_CLAIM(&policy.probe_at_ns, &due, now + current_backoff()))
         return cap;
     TEAM_ADD(&policy.probes, 1);
-    return wanted;
+    return wanted / 2 > cap ? 2 * cap : wanted;
 }
 
 void fb_team_start(FbTeamRun *run, int team) {
@@ -114,7 +114,7 @@ void fb_team_caller_done(FbTeamRun *run) {
     run->caller_done_ns = fb_now_ns();
 }
 
-void fb_team_finish(const FbTeamRun *run, int team) {
+void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     long long end = fb_now_ns();
     long long wait = (run->caller_in_ns - run->start_ns) + (end - run->caller_done_ns);
     long long work = run->caller_done_ns - run->caller_in_ns;
@@ -134,9 +134,9 @@ void fb_team_finish(const FbTeamRun *run, int team) {
                   ? fb_team_settings.backoff_max_ns : 4 * backoff;
         TEAM_STORE(&policy.backoff_ns, backoff);
     } else if (cap != 0 && team > cap) {
-        /* A prompt probe: the whole team again. */
+        /* A prompt probe: its team from now on (no cap once it is whole). */
         backoff = current_backoff() / 2;
-        TEAM_STORE(&policy.cap, 0);
+        TEAM_STORE(&policy.cap, team < wanted ? team : 0);
         TEAM_STORE(&policy.backoff_ns, backoff > fb_team_settings.backoff_min_ns
                                        ? backoff : fb_team_settings.backoff_min_ns);
     }

@@ -9,10 +9,11 @@
    pool thread is back). So each team run reports how long the calling
    thread waited for its helpers, at either end; a run whose helpers came late
    caps the team at the threads that came in time, for a back-off period,
-   after which one call tries the full team again (a probe). The back-off
-   grows fourfold with each late probe (up to FB_TEAM_BACKOFF_MAX_NS) and
-   halves with each prompt one, so a busy machine is probed rarely and a
-   quiet one gets its threads back at once.
+   after which one call tries twice the cap (a probe; a prompt probe's team
+   is the new cap). The back-off grows fourfold with each late run (up to
+   FB_TEAM_BACKOFF_MAX_NS) and halves with each prompt probe, so a busy
+   machine is probed rarely, one helper at a time, and a quiet one gets
+   its threads back within a few back-offs.
 
    The state is process-wide; updates are atomic where the compiler has
    atomics, and a lost update only moves a probe. */
@@ -60,13 +61,14 @@ FB_INTERNAL long long fb_now_ns(void);
 /* Threads to run a call that asks for `wanted` (>= 1): `wanted`, or fewer
    while helpers have lately come late. */
 FB_INTERNAL int fb_team_size(int wanted);
-/* Start, arrival and end of a run of `team` threads (team >= 2). */
+/* Start, arrivals and end of a run of `team` threads (team >= 2) for a
+   call that asked for `wanted`. */
 FB_INTERNAL void fb_team_start(FbTeamRun *run, int team);
 FB_INTERNAL void fb_team_caller_arrives(FbTeamRun *run);
 FB_INTERNAL void fb_team_helper_arrives(int thread, int team);
 FB_INTERNAL void fb_team_helper_took_first(FbTeamRun *run);
 FB_INTERNAL void fb_team_caller_done(FbTeamRun *run);
-FB_INTERNAL void fb_team_finish(const FbTeamRun *run, int team);
+FB_INTERNAL void fb_team_finish(const FbTeamRun *run, int team, int wanted);
 FB_INTERNAL void fb_team_state(FbTeamState *state);
 /* Forget what was seen (a forked child's helpers are new threads). */
 FB_INTERNAL void fb_team_reset(void);

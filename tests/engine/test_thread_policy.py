@@ -95,6 +95,19 @@ def test_a_prompt_probe_brings_the_whole_team_back(policy):
     assert state["backoff_ns"] == 3600 * 10**9                 # halved, at least the minimum
 
 
+def test_probes_double_the_team_until_it_is_whole(policy):
+    x = np.random.default_rng(4).random(SHAPE, dtype=np.float32)
+    with _engine.tune(team_backoff_min_ns=1_000_000):
+        _make_late(x, 2)
+        teams = []
+        for _ in range(3):
+            time.sleep(max(_engine.team_policy()["probe_in_ns"], 0) / 1e9 + 0.005)
+            np.testing.assert_array_equal(_call(x, 4), _expected(x))
+            state = _engine.team_policy()
+            teams.append((state["last_team"], state["cap"]))
+    assert teams == [(2, 2), (4, 0), (4, 0)]
+
+
 def test_late_probes_back_off_fourfold_up_to_the_longest(policy):
     x = np.ones(SHAPE, np.float32)
     with _engine.tune(team_backoff_min_ns=1_000_000, team_backoff_max_ns=20_000_000):

@@ -113,13 +113,16 @@ def team_policy():
     threads a call may run while helpers have lately come late; 0: no cap),
     ``backoff_ns`` (the next back-off), ``probe_in_ns`` (time until a capped
     call tries the whole team again), the counts of team ``runs``,
-    ``late_runs`` and ``probes``, and ``last_team`` (threads the last team
-    run asked OpenMP for). For tests and reports."""
+    ``late_runs`` and ``probes``, and of the last team run ``last_team``
+    (the threads it asked OpenMP for), ``last_wait_ns`` (how long its
+    caller waited for helpers) and ``last_work_ns`` (how long the caller
+    worked). For tests and reports."""
     cdef FbTeamState state
     fb_team_state(&state)
     return {"cap": state.cap, "backoff_ns": state.backoff_ns, "probe_in_ns": state.probe_in_ns,
             "runs": state.runs, "late_runs": state.late_runs, "probes": state.probes,
-            "last_team": state.last_team}
+            "last_team": state.last_team, "last_wait_ns": state.last_wait_ns,
+            "last_work_ns": state.last_work_ns}
 
 
 def forget_team_policy():

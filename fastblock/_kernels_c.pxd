@@ -72,16 +72,22 @@ cdef extern from "_src/stream.h" nogil:
 
 cdef extern from "_src/team.h" nogil:
     long long FB_TEAM_LATE_NS
+    long long FB_TEAM_COLD_LATE_NS
+    long long FB_TEAM_HOT_NS
     long long FB_TEAM_BACKOFF_MIN_NS
     long long FB_TEAM_BACKOFF_MAX_NS
     ctypedef struct FbTeamSettings:
         long long late_ns
+        long long cold_late_ns
+        long long hot_ns
         long long backoff_min_ns
         long long backoff_max_ns
         long long helper_delay_ns
         int adaptive
     ctypedef struct FbTeamRun:
         long long start_ns
+        int grows
+        int hot
         long long caller_in_ns
         long long caller_done_ns
         fb_intp prompt_helpers
@@ -93,6 +99,8 @@ cdef extern from "_src/team.h" nogil:
         long long late_runs
         long long probes
         int last_team
+        long long last_wait_ns
+        long long last_work_ns
     FbTeamSettings fb_team_settings
     int fb_team_size(int wanted) noexcept
     void fb_team_start(FbTeamRun* run, int team) noexcept

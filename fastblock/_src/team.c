@@ -28,7 +28,8 @@
 #endif
 
 FbTeamSettings fb_team_settings = {
-    FB_TEAM_LATE_NS, FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_BACKOFF_MAX_NS, 0, 1};
+    FB_TEAM_LATE_NS, FB_TEAM_COLD_LATE_NS, FB_TEAM_HOT_NS,
+    FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_BACKOFF_MAX_NS, 0, 1};
 
 static struct {
     int cap;                    /* 0: no cap */
@@ -36,9 +37,16 @@ static struct {
     long long backoff_ns;       /* 0: the shortest */
     long long runs, late_runs, probes;
     int last_team;
+    long long last_wait_ns, last_work_ns;
 } policy;
 
+/* GNU OpenMP keeps a pool of helpers for each thread that starts teams,
+   as many as its last team had: a smaller team ends the others, a larger
+   one starts new threads, which takes the caller a while before the team
+   runs (not a late helper). */
 static TEAM_THREAD_LOCAL int started_team_here;
+static TEAM_THREAD_LOCAL int last_team_here;
+static TEAM_THREAD_LOCAL long long last_team_end_ns;
 
 long long fb_now_ns(void) {
 #if defined(_WIN32)
@@ -79,6 +87,9 @@ int fb_team_size(int wanted) {
 
 void fb_team_start(FbTeamRun *run, int team) {
     run->start_ns = fb_now_ns();
+    run->grows = team > last_team_here;
+    run->hot = !run->grows && run->start_ns - last_team_end_ns < fb_team_settings.hot_ns;
+    last_team_here = team;
     run->caller_in_ns = run->start_ns;
     run->caller_done_ns = run->start_ns;
     run->prompt_helpers = 0;
@@ -116,15 +127,20 @@ void fb_team_caller_done(FbTeamRun *run) {
 
 void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     long long end = fb_now_ns();
-    long long wait = (run->caller_in_ns - run->start_ns) + (end - run->caller_done_ns);
+    long long wait = (run->grows ? 0 : run->caller_in_ns - run->start_ns)
+                     + (end - run->caller_done_ns);
     long long work = run->caller_done_ns - run->caller_in_ns;
     long long backoff;
+    long long late = run->hot ? fb_team_settings.late_ns : fb_team_settings.cold_late_ns;
     int came = (int)TEAM_LOAD(&run->prompt_helpers) + 1, cap;
+    last_team_end_ns = end;
     TEAM_ADD(&policy.runs, 1);
+    TEAM_STORE(&policy.last_wait_ns, wait);
+    TEAM_STORE(&policy.last_work_ns, work);
     if (!fb_team_settings.adaptive)
         return;
     cap = TEAM_LOAD(&policy.cap);
-    if (wait >= fb_team_settings.late_ns && 2 * wait > work) {
+    if (wait >= late && 2 * wait > work) {
         /* Late: the threads that came in time, for a back-off period. */
         backoff = current_backoff();
         TEAM_ADD(&policy.late_runs, 1);
@@ -150,6 +166,8 @@ void fb_team_state(FbTeamState *state) {
     state->late_runs = TEAM_LOAD(&policy.late_runs);
     state->probes = TEAM_LOAD(&policy.probes);
     state->last_team = TEAM_LOAD(&policy.last_team);
+    state->last_wait_ns = TEAM_LOAD(&policy.last_wait_ns);
+    state->last_work_ns = TEAM_LOAD(&policy.last_work_ns);
 }
 
 void fb_team_reset(void) {
@@ -160,6 +178,8 @@ void fb_team_reset(void) {
     TEAM_STORE(&policy.late_runs, 0);
     TEAM_STORE(&policy.probes, 0);
     TEAM_STORE(&policy.last_team, 0);
+    TEAM_STORE(&policy.last_wait_ns, 0);
+    TEAM_STORE(&policy.last_work_ns, 0);
 }
 
 int fb_team_started_here(void) {

@@ -7,7 +7,8 @@
    has long since done itself; or, entering the region, for a helper that
    has not yet left the last one (GNU OpenMP starts a team only once every
    pool thread is back). So each team run reports how long the calling
-   thread waited for its helpers, at either end; a run whose helpers came late
+   thread waited for its helpers, at either end (not counting the start
+   of new helper threads); a run whose helpers came late
    caps the team at the threads that came in time, for a back-off period,
    after which one call tries twice the cap (a probe; a prompt probe's team
    is the new cap). The back-off grows fourfold with each late run (up to
@@ -23,15 +24,23 @@
 #include "fb_common.h"
 
 /* Defaults of the settings (the engine's tune() changes them). A helper
-   is late when the caller waits this long for it at the end of a run: a
-   wake-up from sleep takes 20-40 us on a quiet 2-core machine, a helper
-   kept off the CPU by another process a time slice (1-6 ms). */
+   kept off the CPU by another process costs the caller a time slice (1-8
+   ms). Helpers that ran a team moments ago are still spinning (GNU
+   OpenMP spins some milliseconds before it sleeps), so a wait of
+   FB_TEAM_LATE_NS is already late for them; helpers that had gone to
+   sleep must first be woken, which on an idle virtual machine can take
+   hundreds of microseconds (a 16-core VM lost a tenth of its speed when
+   that counted), so they are late only from FB_TEAM_COLD_LATE_NS. */
 #define FB_TEAM_LATE_NS 200000LL
+#define FB_TEAM_COLD_LATE_NS 2000000LL
+#define FB_TEAM_HOT_NS 1000000LL
 #define FB_TEAM_BACKOFF_MIN_NS 2000000LL
 #define FB_TEAM_BACKOFF_MAX_NS 1000000000LL
 
 typedef struct {
-    long long late_ns;          /* a wait at least this long marks a run late */
+    long long late_ns;          /* a wait this long marks a run of spinning helpers late */
+    long long cold_late_ns;     /* ... and of helpers woken from sleep */
+    long long hot_ns;           /* helpers spin for this long after a run (at least) */
     long long backoff_min_ns;   /* the first back-off */
     long long backoff_max_ns;   /* the longest back-off */
     long long helper_delay_ns;  /* test hook: a team's last thread sleeps this long first */
@@ -41,6 +50,8 @@ typedef struct {
 /* What one run of a team saw, filled in by the team's threads. */
 typedef struct {
     long long start_ns;         /* the caller asked OpenMP for the team */
+    int grows;                  /* more threads than the caller's last team: new ones start */
+    int hot;                    /* the same team as the caller's last, ended under hot_ns before */
     long long caller_in_ns;     /* the caller entered the parallel region */
     long long caller_done_ns;   /* the caller found no unit left */
     fb_intp prompt_helpers;     /* helpers that took a unit while units were left */
@@ -53,6 +64,8 @@ typedef struct {
     long long probe_in_ns;      /* time until the next probe (<= 0: due) */
     long long runs, late_runs, probes;
     int last_team;              /* threads the last team run asked for */
+    long long last_wait_ns;     /* ... how long its caller waited for helpers */
+    long long last_work_ns;     /* ... and worked itself */
 } FbTeamState;
 
 FB_INTERNAL extern FbTeamSettings fb_team_settings;

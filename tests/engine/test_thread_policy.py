@@ -40,7 +40,8 @@ def policy():
     """A clean policy, late at LATE_NS, with back-offs long enough that no
     probe falls due by itself during a test; put back afterwards."""
     _engine.forget_team_policy()
-    with _engine.tune(team_late_ns=LATE_NS, team_backoff_min_ns=3600 * 10**9,
+    with _engine.tune(team_late_ns=LATE_NS, team_cold_late_ns=LATE_NS,
+                      team_backoff_min_ns=3600 * 10**9,
                       team_backoff_max_ns=4 * 3600 * 10**9):
         yield
     _engine.forget_team_policy()
@@ -119,6 +120,21 @@ def test_late_probes_back_off_fourfold_up_to_the_longest(policy):
             time.sleep(max(state["probe_in_ns"], 0) / 1e9 + 0.005)
         assert backoffs == [4_000_000, 16_000_000, 20_000_000, 20_000_000]
         assert _engine.team_policy()["probes"] == 3
+
+
+def test_helpers_woken_from_sleep_get_longer(policy):
+    # A wait of 20 ms: late for helpers that ran a team moments ago (hot,
+    # still spinning), not for helpers that had to be woken (cold).
+    x = np.ones(SHAPE, np.float32)
+    _call(x, 2)
+    with _engine.tune(team_helper_delay_ns=20_000_000, team_late_ns=5_000_000,
+                      team_cold_late_ns=100_000_000):
+        with _engine.tune(team_hot_ns=0):
+            _call(x, 2)
+        assert _engine.team_policy()["late_runs"] == 0
+        with _engine.tune(team_hot_ns=3600 * 10**9):
+            _call(x, 2)
+        assert _engine.team_policy()["late_runs"] == 1
 
 
 def test_the_policy_off_runs_every_team_asked_for(policy):

@@ -564,6 +564,7 @@ KNOBS = {
         ("default", {}),
         ("fixed", {"adaptive_teams": False}),
         ("late", {"team_helper_delay_ns": 300_000, "team_late_ns": 100_000,
+                  "team_cold_late_ns": 100_000,
                   "team_backoff_min_ns": 50_000, "team_backoff_max_ns": 2_000_000}),
     ],
 }

@@ -139,19 +139,24 @@ def test_calling_thread_takes_the_faults(enabled):
         # Warm up: the threads' stacks and the thread team.
         warm = np.empty(space.nbytes, np.uint8).reshape(1, 64, 512, -1)
         fb.space_to_depth(space, 2, out=warm, num_threads=2)
-        dst, mapping = _huge_page_destination(space.nbytes)
-        out = dst.reshape(warm.shape)
-        start = _minor_faults()
-        fb.space_to_depth(space, 2, out=out, num_threads=2)
-        end = _minor_faults()
-        share = huge_page_share(dst)
-        if share is None or share < 1:
-            pytest.skip(f"the kernel gave {share} of the destination in huge pages")
-        assert np.array_equal(out, space_to_depth_ref(space, 2))
-        caller = threading.get_native_id()
-        mine = end[caller] - start[caller]
-        others = sum(end[t] - start.get(t, 0) for t in end if t != caller)
-        if enabled:
-            assert mine >= pages and others == 0, (mine, others)
-        else:
-            assert others > 0, (mine, others)
+        # Three tries: on a loaded machine the helper may come after the
+        # caller has taken every unit (and so faulted every page) itself.
+        for _ in range(3):
+            dst, mapping = _huge_page_destination(space.nbytes)
+            out = dst.reshape(warm.shape)
+            start = _minor_faults()
+            fb.space_to_depth(space, 2, out=out, num_threads=2)
+            end = _minor_faults()
+            share = huge_page_share(dst)
+            if share is None or share < 1:
+                pytest.skip(f"the kernel gave {share} of the destination in huge pages")
+            assert np.array_equal(out, space_to_depth_ref(space, 2))
+            caller = threading.get_native_id()
+            mine = end[caller] - start[caller]
+            others = sum(end[t] - start.get(t, 0) for t in end if t != caller)
+            if enabled:
+                assert mine >= pages and others == 0, (mine, others)
+                return
+            if others > 0:
+                return
+        pytest.fail(f"the helper faulted no page in three tries ({mine}, {others})")

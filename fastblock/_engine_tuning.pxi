@@ -26,14 +26,15 @@ cdef struct Tuning:
     bint prefetch               # transposes ask for the source two blocks ahead
 # The thread policy's settings live in C (fb_team_settings, _src/team.h):
 # adaptive_teams, team_late_ns, team_cold_late_ns, team_hot_ns,
-# team_backoff_min_ns, team_backoff_max_ns
+# team_late_streak, team_backoff_min_ns, team_backoff_max_ns
 # and the test hook team_helper_delay_ns (a team's last thread starts late).
 
 
 cdef Tuning tuning
 
 from ._kernels_c cimport (FB_TEAM_BACKOFF_MAX_NS, FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_COLD_LATE_NS,
-                          FB_TEAM_HOT_NS, FB_TEAM_LATE_NS, fb_team_settings)
+                          FB_TEAM_HOT_NS, FB_TEAM_LATE_NS, FB_TEAM_LATE_STREAK,
+                          fb_team_settings)
 
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
@@ -71,6 +72,7 @@ def default_tuning():
         prefetch=True,
         adaptive_teams=True, team_late_ns=FB_TEAM_LATE_NS,
         team_cold_late_ns=FB_TEAM_COLD_LATE_NS, team_hot_ns=FB_TEAM_HOT_NS,
+        team_late_streak=FB_TEAM_LATE_STREAK,
         team_backoff_min_ns=FB_TEAM_BACKOFF_MIN_NS, team_backoff_max_ns=FB_TEAM_BACKOFF_MAX_NS,
         team_helper_delay_ns=0)
 
@@ -99,6 +101,7 @@ def current_tuning():
         vect_c_rows_min_bytes=tuning.vect_c_rows_min_bytes, prefetch=tuning.prefetch,
         adaptive_teams=bool(fb_team_settings.adaptive), team_late_ns=fb_team_settings.late_ns,
         team_cold_late_ns=fb_team_settings.cold_late_ns, team_hot_ns=fb_team_settings.hot_ns,
+        team_late_streak=fb_team_settings.late_streak,
         team_backoff_min_ns=fb_team_settings.backoff_min_ns,
         team_backoff_max_ns=fb_team_settings.backoff_max_ns,
         team_helper_delay_ns=fb_team_settings.helper_delay_ns)
@@ -152,6 +155,7 @@ def tune(**settings):
     fb_team_settings.late_ns = values["team_late_ns"]
     fb_team_settings.cold_late_ns = values["team_cold_late_ns"]
     fb_team_settings.hot_ns = values["team_hot_ns"]
+    fb_team_settings.late_streak = max(values["team_late_streak"], 1)
     fb_team_settings.backoff_min_ns = max(values["team_backoff_min_ns"], 1)
     fb_team_settings.backoff_max_ns = max(values["team_backoff_max_ns"],
                                           fb_team_settings.backoff_min_ns)

@@ -74,12 +74,14 @@ cdef extern from "_src/team.h" nogil:
     long long FB_TEAM_LATE_NS
     long long FB_TEAM_COLD_LATE_NS
     long long FB_TEAM_HOT_NS
+    int FB_TEAM_LATE_STREAK
     long long FB_TEAM_BACKOFF_MIN_NS
     long long FB_TEAM_BACKOFF_MAX_NS
     ctypedef struct FbTeamSettings:
         long long late_ns
         long long cold_late_ns
         long long hot_ns
+        int late_streak
         long long backoff_min_ns
         long long backoff_max_ns
         long long helper_delay_ns

@@ -28,7 +28,7 @@
 #endif
 
 FbTeamSettings fb_team_settings = {
-    FB_TEAM_LATE_NS, FB_TEAM_COLD_LATE_NS, FB_TEAM_HOT_NS,
+    FB_TEAM_LATE_NS, FB_TEAM_COLD_LATE_NS, FB_TEAM_HOT_NS, FB_TEAM_LATE_STREAK,
     FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_BACKOFF_MAX_NS, 0, 1};
 
 static struct {
@@ -38,6 +38,7 @@ static struct {
     long long runs, late_runs, probes;
     int last_team;
     long long last_wait_ns, last_work_ns;
+    int streak;                 /* late runs in a row of a team with no cap */
 } policy;
 
 /* GNU OpenMP keeps a pool of helpers for each thread that starts teams,
@@ -141,15 +142,22 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
         return;
     cap = TEAM_LOAD(&policy.cap);
     if (wait >= late && 2 * wait > work) {
-        /* Late: the threads that came in time, for a back-off period. */
-        backoff = current_backoff();
+        /* Late: the threads that came in time, for a back-off period; a
+           whole team only once late_streak runs in a row were late. */
         TEAM_ADD(&policy.late_runs, 1);
+        if (cap == 0 && TEAM_ADD(&policy.streak, 1) + 1 < fb_team_settings.late_streak)
+            return;
+        TEAM_STORE(&policy.streak, 0);
+        backoff = current_backoff();
         TEAM_STORE(&policy.cap, came < team ? came : team - 1);
         TEAM_STORE(&policy.probe_at_ns, end + backoff);
         backoff = backoff > fb_team_settings.backoff_max_ns / 4
                   ? fb_team_settings.backoff_max_ns : 4 * backoff;
         TEAM_STORE(&policy.backoff_ns, backoff);
-    } else if (cap != 0 && team > cap) {
+        return;
+    }
+    TEAM_STORE(&policy.streak, 0);
+    if (cap != 0 && team > cap) {
         /* A prompt probe: its team from now on (no cap once it is whole). */
         backoff = current_backoff() / 2;
         TEAM_STORE(&policy.cap, team < wanted ? team : 0);
@@ -180,6 +188,7 @@ void fb_team_reset(void) {
     TEAM_STORE(&policy.last_team, 0);
     TEAM_STORE(&policy.last_wait_ns, 0);
     TEAM_STORE(&policy.last_work_ns, 0);
+    TEAM_STORE(&policy.streak, 0);
 }
 
 int fb_team_started_here(void) {

@@ -34,6 +34,9 @@
 #define FB_TEAM_LATE_NS 200000LL
 #define FB_TEAM_COLD_LATE_NS 2000000LL
 #define FB_TEAM_HOT_NS 1000000LL
+/* One straggler (another task's time slice on one core, a virtual CPU
+   held up by the host) does not cap a whole team; two late runs in a row do. */
+#define FB_TEAM_LATE_STREAK 2
 #define FB_TEAM_BACKOFF_MIN_NS 2000000LL
 #define FB_TEAM_BACKOFF_MAX_NS 1000000000LL
 
@@ -41,6 +44,7 @@ typedef struct {
     long long late_ns;          /* a wait this long marks a run of spinning helpers late */
     long long cold_late_ns;     /* ... and of helpers woken from sleep */
     long long hot_ns;           /* helpers spin for this long after a run (at least) */
+    int late_streak;            /* late runs in a row that cap a whole team */
     long long backoff_min_ns;   /* the first back-off */
     long long backoff_max_ns;   /* the longest back-off */
     long long helper_delay_ns;  /* test hook: a team's last thread sleeps this long first */

@@ -40,7 +40,7 @@ def policy():
     """A clean policy, late at LATE_NS, with back-offs long enough that no
     probe falls due by itself during a test; put back afterwards."""
     _engine.forget_team_policy()
-    with _engine.tune(team_late_ns=LATE_NS, team_cold_late_ns=LATE_NS,
+    with _engine.tune(team_late_ns=LATE_NS, team_cold_late_ns=LATE_NS, team_late_streak=1,
                       team_backoff_min_ns=3600 * 10**9,
                       team_backoff_max_ns=4 * 3600 * 10**9):
         yield
@@ -120,6 +120,17 @@ def test_late_probes_back_off_fourfold_up_to_the_longest(policy):
             time.sleep(max(state["probe_in_ns"], 0) / 1e9 + 0.005)
         assert backoffs == [4_000_000, 16_000_000, 20_000_000, 20_000_000]
         assert _engine.team_policy()["probes"] == 3
+
+
+def test_a_whole_team_is_capped_after_a_streak_of_late_runs(policy):
+    x = np.ones(SHAPE, np.float32)
+    with _engine.tune(team_late_streak=3):
+        for late in (True, True, False, True, True):    # a prompt run ends a streak
+            (_make_late if late else _call)(x, 2)
+        assert _engine.team_policy()["cap"] == 0
+        _make_late(x, 2)
+        state = _engine.team_policy()
+    assert (state["cap"], state["late_runs"]) == (1, 5)
 
 
 def test_helpers_woken_from_sleep_get_longer(policy):

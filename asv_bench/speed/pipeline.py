@@ -49,7 +49,7 @@ from .source import timing
 
 
 class Size(NamedTuple):
-    name: str                    # the key that --sizes takes
+    name: str                    # the key that --samples takes
     label: str
     shape: Tuple[int, ...]       # the space-side input: [N, C, H, W], or [N, H, W, C]
     dtype: str
@@ -678,8 +678,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="seconds of calls before counting (default 0.2; --quick 0.1)")
     group.add_argument("--ops", default=None,
                        help=f"comma-separated subset of {', '.join(OPERATORS)}")
-    group.add_argument("--sizes", default=None,
-                       help=f"comma-separated subset of {', '.join(SIZE_BY_NAME)} "
+    group.add_argument("--samples", default=None,
+                       help=f"per-sample inputs, a comma-separated subset of {', '.join(SIZE_BY_NAME)} "
                             "(--quick: 224,nhwc)")
     group.add_argument("--variants", default=None,
                        help=f"comma-separated subset of {', '.join(VARIANTS)}")
@@ -706,7 +706,7 @@ def _subset(text: Optional[str], allowed: Sequence[str], what: str) -> Optional[
 
 def config_from(args) -> Config:
     quick = getattr(args, "quick", False)
-    sizes = _subset(getattr(args, "sizes", None), list(SIZE_BY_NAME), "size")
+    sizes = _subset(getattr(args, "samples", None), list(SIZE_BY_NAME), "sample size")
     operators = _subset(getattr(args, "ops", None), OPERATORS, "operator")
     variants = _subset(getattr(args, "variants", None), VARIANTS, "variant")
     seconds, warmup = getattr(args, "seconds", None), getattr(args, "warmup", None)

@@ -233,7 +233,7 @@ def test_report_runs_a_tiny_configuration(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     pl.add_arguments(parser)
     path = tmp_path / "p.png"
-    args = parser.parse_args(["--ops", "transpose", "--sizes", "nhwc", "--seconds", "0.03",
+    args = parser.parse_args(["--ops", "transpose", "--samples", "nhwc", "--seconds", "0.03",
                               "--variants", "fastblock,numpy",
                               "--warmup", "0.01", "--workers", "2", "--plot", str(path),
                               "--methods", pl.start_methods()[0]])

@@ -4,6 +4,7 @@
     python asv_bench/report.py --transpose    # fb.transpose against NumPy (and PyTorch)
     python asv_bench/report.py --peers        # ONNX Runtime, OpenVINO, PyTorch, TensorFlow
     python asv_bench/report.py --patterns     # fb.rearrange / fb.repeat against einops
+    python asv_bench/report.py --pipeline     # worker processes, and beside a busy core; a plot
     python asv_bench/report.py --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
-        parser.error("name a report: --targets, --transpose, --peers, --patterns or --all")
+        parser.error("name a report: " + ", ".join(f"--{name}" for name in REPORTS) + " or --all")
 
     import fastblock as fb  # here, so that --help works without a build
     import numpy as np

@@ -340,6 +340,7 @@ cdef cvarray_intp(intp n):
 
 
 include "_operator_plans.pxi"
+include "_engine_program.pxi"
 
 
 def thresholds():

@@ -27,6 +27,9 @@ cdef struct Tuning:
 
 
 cdef Tuning tuning
+# Counts the calls of tune(): a plan stored under another count was chosen
+# with other settings (_engine_program.pxi).
+cdef unsigned long tuning_generation = 0
 
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
@@ -112,8 +115,9 @@ def tune(**settings):
     unknown = sorted(set(settings) - set(before))
     if unknown:
         raise TypeError(f"fastblock: unknown engine setting(s) {unknown}; known: {sorted(before)}")
-    global fb_stream_avx
+    global fb_stream_avx, tuning_generation
     values = dict(before, **settings)
+    tuning_generation += 1
     tuning.simd = values["simd"]
     tuning.shuffles = values["shuffles"]
     tuning.shuffle_min_bytes = values["shuffle_min_bytes"]

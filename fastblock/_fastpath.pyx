@@ -24,6 +24,8 @@ path off and on (tests and the stress harness compare the two).
 
 cimport numpy as cnp
 from cpython.object cimport PyObject_Hash
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 from ._engine cimport CopyProgram
 from ._memory cimport is_clear_destination
@@ -102,10 +104,11 @@ cdef inline bint all_ints(tuple values) noexcept:
 
 cdef object exact_key(tuple args):
     """``args`` as a key whose equality means the same call (lists as
-    tuples, a keyword dict as its items in order), or None where an
-    argument is of another type."""
+    tuples, a keyword dict as a ``"**"`` marker and its names and lengths
+    in order, inline), or None where an argument is of another type."""
     cdef bint as_given = True
-    cdef list key
+    cdef tuple key
+    cdef Py_ssize_t size, k
     for value in args:
         kind = type(value)
         if kind is int or kind is str or value is None:
@@ -120,7 +123,11 @@ cdef object exact_key(tuple args):
         return None
     if as_given:
         return args
-    key = []
+    size = 0
+    for value in args:
+        size += 1 + 2 * len(<dict>value) if type(value) is dict else 1
+    key = PyTuple_New(size)
+    k = 0
     for value in args:
         kind = type(value)
         if kind is list:
@@ -128,14 +135,23 @@ cdef object exact_key(tuple args):
             if not all_ints(<tuple>value):
                 return None
         elif kind is dict:
-            items = []
+            put(key, k, "**")
+            k += 1
             for name, length in (<dict>value).items():
-                if type(name) is not str or type(length) is not int:
+                if type(name) is not str or type(length) is not int or k + 2 > size:
                     return None
-                items.append((name, length))
-            value = ("**", *items)
-        key.append(value)
-    return tuple(key)
+                put(key, k, name)
+                put(key, k + 1, length)
+                k += 2
+            continue
+        put(key, k, value)
+        k += 1
+    return key if k == size else None
+
+
+cdef inline void put(tuple key, Py_ssize_t k, object value) noexcept:
+    Py_INCREF(value)
+    PyTuple_SET_ITEM(key, k, value)
 
 
 cdef inline Py_hash_t mix(Py_hash_t h, intp value) noexcept:

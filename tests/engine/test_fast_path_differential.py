@@ -61,7 +61,7 @@ def _input(rng, shape):
         return x
     if roll < 0.05:
         return np.zeros(shape, np.float32).tolist()
-    if roll < 0.07:
+    if roll < 0.07 and hasattr(np.dtypes, "StringDType"):
         return np.zeros(shape, np.dtypes.StringDType())
     return _place(rng, shape, _rng_choice(rng, DTYPES))
 

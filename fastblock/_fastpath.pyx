@@ -23,9 +23,10 @@ path off and on (tests and the stress harness compare the two).
 """
 
 cimport numpy as cnp
-from cpython.object cimport PyObject_Hash
-from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.dict cimport PyDict_Next, PyDict_Size
+from cpython.object cimport Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject
+from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 from ._engine cimport CopyProgram
 from ._memory cimport is_clear_destination
@@ -48,6 +49,10 @@ cdef extern from *:
     #define FB_INCREF_DESCR(d) Py_INCREF((PyObject*)(d))
     """
     void FB_INCREF_DESCR(cnp.PyArray_Descr* descr)
+
+cdef extern from "Python.h":
+    PyTypeObject PyLong_Type, PyUnicode_Type, PyTuple_Type, PyList_Type, PyDict_Type
+    PyTypeObject* Py_TYPE(object o)
 
 cdef enum:
     # Ranks kept in a key (input and result); higher ones take the general path.
@@ -81,7 +86,7 @@ cdef Py_ssize_t n_hits = 0, n_stored = 0
 cdef class Entry:
     """One prepared call: its key, the result's shape and the stored copy."""
     cdef int op, ndim, result_ndim, out_ndim
-    cdef object args
+    cdef tuple args                 # stored_key of the arguments
     cdef object descr               # held, so that no other dtype takes its address
     cdef Py_hash_t hash
     cdef intp src_align, out_align
@@ -94,64 +99,119 @@ cdef class Entry:
     cdef unsigned long long used
 
 
-cdef inline bint all_ints(tuple values) noexcept:
-    cdef object value
-    for value in values:
-        if type(value) is not int:
+# Marks a keyword dict in a stored key: (KEYWORDS, count, name, length, ...).
+cdef object KEYWORDS = object()
+
+
+cdef bint keyed_hash(tuple args, Py_hash_t* h) except -1:
+    """Whether every argument is of a keyed type: an ``int``, a ``str``,
+    None, a tuple or list of ``int``, or a dict of ``str`` to ``int`` (the
+    keyword lengths); then ``h`` gets their hash, the same for a list and
+    a tuple of the same entries, as their keys are. Equal values of these
+    types make the same call; ``True``, ``2.0`` or ``np.int64(2)`` never
+    equal a key."""
+    cdef Py_hash_t hash = PyTuple_GET_SIZE(args)
+    cdef Py_ssize_t i, n, position
+    cdef PyObject* name
+    cdef PyObject* length
+    cdef PyObject* item
+    cdef PyTypeObject* kind
+    for i in range(PyTuple_GET_SIZE(args)):
+        value = <object>PyTuple_GET_ITEM(args, i)
+        kind = Py_TYPE(value)
+        if kind == &PyLong_Type or kind == &PyUnicode_Type:
+            hash = mix(hash, PyObject_Hash(value))
+        elif value is None:
+            hash = mix(hash, 0x4e4f)
+        elif kind == &PyTuple_Type or kind == &PyList_Type:
+            n = PySequence_Fast_GET_SIZE(value)
+            hash = mix(hash, n + 0x7e57)
+            for position in range(n):
+                item = PySequence_Fast_GET_ITEM(value, position)
+                if Py_TYPE(<object>item) != &PyLong_Type:
+                    return False
+                hash = mix(hash, PyObject_Hash(<object>item))
+        elif kind == &PyDict_Type:
+            hash = mix(hash, PyDict_Size(value) + 0x2a2a)
+            position = 0
+            while PyDict_Next(value, &position, &name, &length):
+                if Py_TYPE(<object>name) != &PyUnicode_Type or Py_TYPE(<object>length) != &PyLong_Type:
+                    return False
+                hash = mix(mix(hash, PyObject_Hash(<object>name)), PyObject_Hash(<object>length))
+        else:
             return False
+    h[0] = hash
     return True
 
 
-cdef object exact_key(tuple args):
-    """``args`` as a key whose equality means the same call (lists as
-    tuples, a keyword dict as a ``"**"`` marker and its names and lengths
-    in order, inline), or None where an argument is of another type."""
-    cdef bint as_given = True
-    cdef tuple key
-    cdef Py_ssize_t size, k
-    for value in args:
-        kind = type(value)
-        if kind is int or kind is str or value is None:
-            continue
-        if kind is tuple:
-            if not all_ints(<tuple>value):
-                return None
-            continue
-        if kind is list or kind is dict:
-            as_given = False
-            continue
-        return None
-    if as_given:
-        return args
-    size = 0
-    for value in args:
-        size += 1 + 2 * len(<dict>value) if type(value) is dict else 1
-    key = PyTuple_New(size)
-    k = 0
+cdef tuple stored_key(tuple args):
+    """Exact-typed ``args`` as a stored key: lists as tuples, a keyword
+    dict inline as KEYWORDS, its size, then its names and lengths."""
+    cdef list key = []
     for value in args:
         kind = type(value)
         if kind is list:
-            value = tuple(<list>value)
-            if not all_ints(<tuple>value):
-                return None
+            key.append(tuple(<list>value))
         elif kind is dict:
-            put(key, k, "**")
-            k += 1
+            key.append(KEYWORDS)
+            key.append(len(<dict>value))
             for name, length in (<dict>value).items():
-                if type(name) is not str or type(length) is not int or k + 2 > size:
-                    return None
-                put(key, k, name)
-                put(key, k + 1, length)
+                key.append(name)
+                key.append(length)
+        else:
+            key.append(value)
+    return tuple(key)
+
+
+cdef bint same_entries(object stored, object value) except -1:
+    """Two ints, strs or Nones, or a stored tuple and a tuple or list of
+    ints, alike in type and value."""
+    cdef Py_ssize_t i, n
+    if stored is value:
+        return True
+    kind = Py_TYPE(value)
+    if kind == &PyList_Type or kind == &PyTuple_Type:
+        if Py_TYPE(stored) != &PyTuple_Type:
+            return False
+        n = PyTuple_GET_SIZE(stored)
+        if n != PySequence_Fast_GET_SIZE(value):
+            return False
+        for i in range(n):
+            if PyObject_RichCompareBool(<object>PyTuple_GET_ITEM(stored, i),
+                                        <object>PySequence_Fast_GET_ITEM(value, i), Py_EQ) != 1:
+                return False
+        return True
+    return Py_TYPE(stored) == kind and PyObject_RichCompareBool(stored, value, Py_EQ) == 1
+
+
+cdef bint key_matches(tuple stored, tuple args) except -1:
+    """Whether keyed ``args`` make the ``stored`` key (no allocation)."""
+    cdef Py_ssize_t i, k = 0, n = PyTuple_GET_SIZE(stored), position
+    cdef PyObject* name
+    cdef PyObject* length
+    for i in range(PyTuple_GET_SIZE(args)):
+        value = <object>PyTuple_GET_ITEM(args, i)
+        if k >= n:
+            return False
+        if Py_TYPE(value) == &PyDict_Type:
+            if (k + 1 >= n or <object>PyTuple_GET_ITEM(stored, k) is not KEYWORDS
+                    or <object>PyTuple_GET_ITEM(stored, k + 1) != PyDict_Size(value)):
+                return False
+            k += 2
+            position = 0
+            while PyDict_Next(value, &position, &name, &length):
+                if (k + 1 >= n
+                        or PyObject_RichCompareBool(<object>PyTuple_GET_ITEM(stored, k), <object>name,
+                                                    Py_EQ) != 1
+                        or PyObject_RichCompareBool(<object>PyTuple_GET_ITEM(stored, k + 1),
+                                                    <object>length, Py_EQ) != 1):
+                    return False
                 k += 2
-            continue
-        put(key, k, value)
-        k += 1
-    return key if k == size else None
-
-
-cdef inline void put(tuple key, Py_ssize_t k, object value) noexcept:
-    Py_INCREF(value)
-    PyTuple_SET_ITEM(key, k, value)
+        else:
+            if not same_entries(<object>PyTuple_GET_ITEM(stored, k), value):
+                return False
+            k += 1
+    return k == n
 
 
 cdef inline Py_hash_t mix(Py_hash_t h, intp value) noexcept:
@@ -173,7 +233,7 @@ cdef long thread_count(object num_threads) except -2:
     return -1
 
 
-cdef bint same_geometry(Entry entry, int op, object key, Py_hash_t h, cnp.ndarray src,
+cdef bint same_geometry(Entry entry, int op, tuple args, Py_hash_t h, cnp.ndarray src,
                         cnp.ndarray dst, intp src_align, intp out_align) noexcept:
     cdef int k
     cdef intp* dims = cnp.PyArray_DIMS(src)
@@ -191,10 +251,8 @@ cdef bint same_geometry(Entry entry, int op, object key, Py_hash_t h, cnp.ndarra
         for k in range(entry.out_ndim):
             if entry.out_strides[k] != cnp.PyArray_STRIDES(dst)[k]:
                 return False
-    if entry.args is key:
-        return True
     try:
-        return entry.args == key
+        return key_matches(entry.args, args)
     except Exception:
         return False
 
@@ -223,8 +281,7 @@ def call(int op, tuple args, x, out, num_threads, prepare):
     n_threads = thread_count(num_threads)
     if n_threads < 1:
         return None
-    key = exact_key(args)
-    if key is None:
+    if not keyed_hash(args, &h):
         return None
     if out is not None:
         if type(out) is not cnp.ndarray:
@@ -235,7 +292,7 @@ def call(int op, tuple args, x, out, num_threads, prepare):
         out_align = <intp>(<size_t>cnp.PyArray_DATA(dst) & 15)
     src_align = <intp>(<size_t>cnp.PyArray_DATA(src) & 15)
 
-    h = mix(PyObject_Hash(key), op)
+    h = mix(h, op)
     h = mix(h, <intp><void*>descr)
     h = mix(h, ndim * 32 + src_align)
     for k in range(ndim):
@@ -251,7 +308,7 @@ def call(int op, tuple args, x, out, num_threads, prepare):
         if found is None:
             continue
         entry = <Entry>found
-        if not same_geometry(entry, op, key, h, src, dst, src_align, out_align):
+        if not same_geometry(entry, op, args, h, src, dst, src_align, out_align):
             continue
         if not entry.program.is_current():
             # Planned under other engine settings (tune).
@@ -273,10 +330,10 @@ def call(int op, tuple args, x, out, num_threads, prepare):
         entry.program.run(<char*>cnp.PyArray_DATA(src),
                           <char*>cnp.PyArray_DATA(<cnp.ndarray>result), n_threads)
         return result
-    return first_call(op, key, h, args, src, dst, n_threads, prepare, src_align, out_align)
+    return first_call(op, h, args, src, dst, n_threads, prepare, src_align, out_align)
 
 
-cdef object first_call(int op, object key, Py_hash_t h, tuple args, cnp.ndarray src,
+cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
                        cnp.ndarray dst, long n_threads, object prepare, intp src_align,
                        intp out_align):
     """A key's first call: prepared, stored and run, or None (the general
@@ -318,7 +375,7 @@ cdef object first_call(int op, object key, Py_hash_t h, tuple args, cnp.ndarray 
         return None
     entry.program = CopyProgram(plans, src, result)
     entry.op = op
-    entry.args = key
+    entry.args = stored_key(args)
     entry.hash = h
     entry.descr = <object>descr
     entry.ndim = cnp.PyArray_NDIM(src)

@@ -167,5 +167,9 @@ cdef class CopyProgram:
 
 
 def stored_plan_count():
-    """Plans stored by all live programs together (at most STORED_PLANS_MAX)."""
+    """Plans stored by all live programs together (at most STORED_PLANS_LIMIT)."""
     return stored_plans
+
+
+#: The most plans all programs together store; later programs plan each run.
+STORED_PLANS_LIMIT = STORED_PLANS_MAX

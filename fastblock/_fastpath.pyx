@@ -73,6 +73,8 @@ REARRANGE = 8
 REPEAT = 9
 
 cdef object resolve_num_threads = _threads.resolve_num_threads
+cdef object stored_plan_count = _engine.stored_plan_count
+cdef Py_ssize_t STORED_PLANS_LIMIT = _engine.STORED_PLANS_LIMIT
 cdef object openmp_max_threads = _engine.openmp_max_threads
 # _threads._effective's cap on a call's threads (a constant of the process).
 cdef long max_threads = _threads._MAX_THREADS
@@ -373,6 +375,8 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
     plans = prepared.plans(src, result)
     if plans is None:
         return None
+    if stored_plan_count() >= STORED_PLANS_LIMIT:
+        make_room()
     entry.program = CopyProgram(plans, src, result)
     entry.op = op
     entry.args = stored_key(args)
@@ -401,6 +405,21 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
     entry.program.run(<char*>cnp.PyArray_DATA(src),
                       <char*>cnp.PyArray_DATA(<cnp.ndarray>result), <int>n_threads)
     return result
+
+
+cdef void make_room():
+    """Forget the quarter of the entries used longest ago: their stored
+    plans go with them, and newer calls get theirs (the engine stores a
+    bounded number)."""
+    cdef list used = sorted([(<Entry>entry).used for entry in slots if entry is not None])
+    cdef unsigned long long cutoff
+    cdef int k
+    if not used:
+        return
+    cutoff = used[len(used) // 4]
+    for k in range(SLOTS):
+        if slots[k] is not None and (<Entry>slots[k]).used <= cutoff:
+            slots[k] = None
 
 
 class enabled:

@@ -335,10 +335,16 @@ def test_tuning_changes_retire_stored_plans():
     assert _engine.stored_plan_count() <= 64
 
 
-def test_stored_plans_are_bounded():
-    for n in range(1, 100):
-        fb.transpose(np.zeros((n, 3), np.uint8))
-    assert 0 < _engine.stored_plan_count() <= 64
+def test_stored_plans_are_bounded_and_go_to_new_calls():
+    limit = _engine.STORED_PLANS_LIMIT
+    for n in range(1, 3 * limit):
+        x = np.zeros((n, 3), np.uint8)
+        assert np.array_equal(fb.transpose(x), x.T)
+        assert 0 < _engine.stored_plan_count() <= limit
+    # The latest calls hold stored plans: older entries made room.
+    x = np.zeros((3 * limit, 3), np.uint8)
+    fb.transpose(x)
+    assert _engine.stored_plan_count() <= limit
     _fastpath.clear()
     assert _fastpath.stats()["entries"] == 0
 

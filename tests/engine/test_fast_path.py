@@ -425,3 +425,36 @@ def test_an_unmoved_order_is_one_contiguous_copy(call):
         shape = _engine.describe(plan.extents, plan.src_strides, plan.dst_strides, 4)
         assert shape["kernel"] == "block" and shape["rows"] == 1, shape
         assert shape["row_items"] * shape["width"] * np.prod(shape["loop"]) == x.nbytes
+
+
+def test_threads_share_the_cache_while_it_is_cleared():
+    """Calls from several threads hit, miss and store while another thread
+    empties the cache: every result stays right (an entry lives as long as
+    a call runs it)."""
+    import threading
+    inputs = [np.arange(n * 24, dtype=np.float32).reshape(n, 4, 6) for n in (1, 2, 3, 40)]
+    expected = [np.ascontiguousarray(x.transpose(2, 0, 1)) for x in inputs]
+    failures = []
+    stop = threading.Event()
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(2000):
+            i = int(rng.integers(len(inputs)))
+            if not np.array_equal(fb.transpose(inputs[i], (2, 0, 1)), expected[i]):
+                failures.append(i)
+
+    def clearer():
+        while not stop.is_set():
+            _fastpath.clear()
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(3)]
+    wiper = threading.Thread(target=clearer)
+    wiper.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    wiper.join()
+    assert not failures

@@ -120,13 +120,14 @@ def extensions():
     front_doors = [
         Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2"])
         for name in ("_api", "_validate", "_copy_plan", "_layouts", "_execute", "_threads", "_interop",
-                     "_rearrange")
+                     "_rearrange", "_permute")
     ]
     # What the front doors read from the array structs: memory facts for the
-    # out= checks, and the common SpaceToDepth/DepthToSpace call decided in C.
+    # out= checks, and every front door's repeated call run from a cache (the
+    # fast path, which cimports the engine's stored programs).
     array_helpers = [
         Extension(f"fastblock.{name}", [f"fastblock/{name}.pyx"],
-                  include_dirs=[numpy.get_include()],
+                  include_dirs=[numpy.get_include(), "fastblock"],
                   define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                   extra_compile_args=["-O2"])
         for name in ("_memory", "_fastpath")

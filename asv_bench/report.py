@@ -5,6 +5,7 @@
     python asv_bench/report.py --peers        # ONNX Runtime, OpenVINO, PyTorch, TensorFlow
     python asv_bench/report.py --patterns     # fb.rearrange / fb.repeat against einops
     python asv_bench/report.py --pipeline     # worker processes, and beside a busy core; a plot
+    python asv_bench/report.py --sizes        # every front door against NumPy, 64 B to 64 MiB, plot
     python asv_bench/report.py --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
@@ -22,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # speed/ beside this file, when imported rather than run
     sys.path.insert(0, HERE)
 
-REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline")
+REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes")
 
 
 def main(argv=None) -> int:
@@ -35,7 +36,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
-        parser.error("name a report: " + ", ".join(f"--{name}" for name in REPORTS) + " or --all")
+REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes")
 
     import fastblock as fb  # here, so that --help works without a build
     import numpy as np

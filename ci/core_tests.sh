@@ -22,6 +22,7 @@ core_tests=(
   tests/engine/test_short_repeats.py
   tests/engine/test_engine_guards.py
   tests/engine/test_fast_path.py
+  tests/engine/test_fast_path_differential.py
   tests/engine/test_streaming.py
   tests/engine/test_transpose_kernel.py
   tests/engine/test_vect_c_pixels.py

@@ -1,9 +1,10 @@
 """The public operators: check the arguments, build a plan, run it.
 
-Each operator computes its result's shape (``_layouts``) and hands its raw
-copy to ``_execute``, the one exit. SpaceToDepth and DepthToSpace first
-offer the call to ``_fastpath``, which runs the common call from the array
-struct and leaves the rest to this general path.
+Each front door first offers its call to ``_fastpath``, which runs a call
+it has seen before (same arguments and geometry) from its cache; every
+other call takes the general path here: the checks give the result's shape
+(``_layouts``) and the copy (a ``Prepared`` call, the one the fast path
+stores too), and ``_execute`` is the one exit.
 """
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from numpy.typing import ArrayLike
 
 from . import _engine
 from ._docs import fill_doc
+from ._copy_plan import CopyPlan, Plans, Prepared
 from ._execute import Copier, execute
-from ._fastpath import block_call as _block_fast
+from ._fastpath import DEPTH_TO_SPACE, SPACE_TO_DEPTH, TILE
+from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._layouts import DEPTH_FIRST, depth_to_space_shape, space_to_depth_shape, tile_shapes
 from ._validate import check_block_arguments, check_repeats
@@ -37,6 +40,33 @@ def block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool,
         def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
             _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads, n_batch)
     return copy
+
+
+def block_plans(layout: int, bs: int, depth_first: bool, to_depth: bool,
+                n_batch: int = 1) -> Plans:
+    """:func:`block_copier`'s copy as plans (None for the NCHW_VECT_C
+    copies that the engine runs its own way)."""
+    def plans(src: np.ndarray, dst: np.ndarray):
+        space, depth = (src, dst) if to_depth else (dst, src)
+        axes = _engine.block_plan(space, depth, layout, bs, depth_first, to_depth, n_batch)
+        return None if axes is None else [CopyPlan(*axes)]
+    return plans
+
+
+def _prepare_block(x: np.ndarray, block_size, mode, data_format, to_depth: bool) -> Prepared:
+    bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
+    shape_rule = space_to_depth_shape if to_depth else depth_to_space_shape
+    depth_first = mode == DEPTH_FIRST
+    return Prepared(shape_rule(x.shape, bs, layout), block_copier(layout, bs, depth_first, to_depth),
+                    block_plans(layout, bs, depth_first, to_depth))
+
+
+def _prepare_space_to_depth(x, block_size, mode, data_format) -> Prepared:
+    return _prepare_block(x, block_size, mode, data_format, True)
+
+
+def _prepare_depth_to_space(x, block_size, mode, data_format) -> Prepared:
+    return _prepare_block(x, block_size, mode, data_format, False)
 
 
 @fill_doc
@@ -83,7 +113,8 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     >>> fb.space_to_depth(x, 2)[0, :, 0, 0]
     array([0, 1, 4, 5])
     """
-    result = _block_fast(x, block_size, mode, data_format, out, num_threads, True)
+    result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out, num_threads,
+                        _prepare_space_to_depth)
     if result is not None:
         return result
     return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads)
@@ -94,11 +125,8 @@ def _block_general(x, block_size, mode, data_format, to_depth, *, out=None, num_
     """The general path of :func:`space_to_depth` (``to_depth``) and
     :func:`depth_to_space` (other libraries' arrays too)."""
     x = np.asarray(x)
-    bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
-    shape_rule = space_to_depth_shape if to_depth else depth_to_space_shape
-    result_shape = shape_rule(x.shape, bs, layout)
-    copy = block_copier(layout, bs, mode == DEPTH_FIRST, to_depth)
-    return execute(x, result_shape, out, copy, num_threads)
+    call = _prepare_block(x, block_size, mode, data_format, to_depth)
+    return execute(x, call.result_shape, out, call.copy, num_threads)
 
 
 @fill_doc
@@ -144,13 +172,13 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     array([[0, 1],
            [2, 3]])
     """
-    result = _block_fast(x, block_size, mode, data_format, out, num_threads, False)
+    result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out, num_threads,
+                        _prepare_depth_to_space)
     if result is not None:
         return result
     return _block_general(x, block_size, mode, data_format, False, out=out, num_threads=num_threads)
 
 
-@arrays_in_out
 @fill_doc
 def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
          num_threads: Optional[int] = None) -> np.ndarray:
@@ -187,10 +215,27 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
            [1, 2, 1, 2],
            [3, 4, 3, 4]])
     """
-    x = np.asarray(x)
+    result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile)
+    if result is not None:
+        return result
+    return _tile_general(x, repeats, out=out, num_threads=num_threads)
+
+
+def _prepare_tile(x: np.ndarray, repeats) -> Prepared:
     reps, _, result_shape = tile_shapes(x.shape, check_repeats(repeats))
 
     def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
         _engine.tile_copy(src, dst, reps, n_threads)
 
-    return execute(x, result_shape, out, copy, num_threads)
+    def plans(src: np.ndarray, dst: np.ndarray):
+        return [CopyPlan(*_engine.tile_plan(src, dst, reps))]
+
+    return Prepared(result_shape, copy, plans)
+
+
+@arrays_in_out
+def _tile_general(x, repeats, *, out=None, num_threads=None):
+    """The general path of :func:`tile` (other libraries' arrays too)."""
+    x = np.asarray(x)
+    call = _prepare_tile(x, repeats)
+    return execute(x, call.result_shape, out, call.copy, num_threads)

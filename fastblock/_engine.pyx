@@ -77,7 +77,12 @@ Where each part lives (all included into this one extension module):
   their C, with SIMD variants and portable fallbacks side by side, is in
   ``_src/`` and declared in ``_kernels_c.pxd``.
 - ``_operator_plans.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
-  (axes and steps), built in C on every call.
+  (axes and steps), built in C (``block_plan`` and ``tile_plan`` give them
+  as plans).
+- ``_engine_program.pxi``: ``CopyProgram``, an operator's copies between
+  arrays of one geometry with their plans stored, run many times by the
+  front doors' cache (``_fastpath.pyx``, which cimports it through
+  ``_engine.pxd``).
 - This file: the constants, and the entry points :func:`copy` and
   :func:`describe`.
 """
@@ -373,6 +378,7 @@ cdef cvarray_intp(intp n):
 
 
 include "_operator_plans.pxi"
+include "_engine_program.pxi"
 
 
 def thresholds():

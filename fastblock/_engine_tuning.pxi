@@ -31,6 +31,9 @@ cdef struct Tuning:
 
 
 cdef Tuning tuning
+# Counts the calls of tune(): a plan stored under another count was chosen
+# with other settings (_engine_program.pxi).
+cdef unsigned long tuning_generation = 0
 
 from ._kernels_c cimport (FB_TEAM_BACKOFF_MAX_NS, FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_COLD_LATE_NS,
                           FB_TEAM_HOT_NS, FB_TEAM_LATE_NS, FB_TEAM_LATE_STREAK,
@@ -131,8 +134,9 @@ def tune(**settings):
     unknown = sorted(set(settings) - set(before))
     if unknown:
         raise TypeError(f"fastblock: unknown engine setting(s) {unknown}; known: {sorted(before)}")
-    global fb_stream_avx
+    global fb_stream_avx, tuning_generation
     values = dict(before, **settings)
+    tuning_generation += 1
     tuning.simd = values["simd"]
     tuning.shuffles = values["shuffles"]
     tuning.shuffle_min_bytes = values["shuffle_min_bytes"]

@@ -1,29 +1,37 @@
 # cython: boundscheck=False, wraparound=False
-"""The common call of space_to_depth and depth_to_space, decided in C.
+"""Every front door's common call, run from a cache of prepared calls.
 
-On a tiny input the general argument handling of ``_api`` costs more than the
-copy, compiled as it is: it works on Python objects (shape tuples, dtype
-attributes, names looked up in any case). This decides the common call from
-the array struct instead: ``x`` an ndarray of a plain-data dtype with items, a
-Python ``int`` block size, ``mode`` and ``data_format`` spelled as in the
-tables below (not NCHW_VECT_C), ``num_threads`` None or a positive ``int``,
-and ``out`` None or a writable, contiguous ndarray of exactly the result's
-shape and dtype whose bytes lie apart from ``x``'s.
+On a tiny input the general path's argument handling (Python objects,
+names looked up in any case, shape rules, plans) costs more than the copy.
+A call here is keyed by its operator, its arguments, the input's shape,
+strides, dtype and alignment and the layout of ``out=``; the first call of
+a key is prepared by the operator's own checks (``prepare``: shapes from
+``_layouts``, the copy as the operator describes it), its copy is planned
+by the engine once and stored (``_engine.CopyProgram``), and later calls of
+the key do only the lookup, the result's allocation (or ``out=``'s checks)
+and the engine run.
 
-It accepts only calls that the general path accepts and runs the same engine
-copy on them. Every other call, each error included, gets None and takes the
-general path, which decides (and words every message) alone.
+Taken here: ``x`` an ndarray of a plain-data dtype with items, every
+argument an ``int``, a ``str``, None, or a tuple, list or keyword dict of
+``int`` (exact types: ``True``, ``2.0`` or ``np.int64(2)`` never equal a
+key), ``num_threads`` None or a positive ``int``, and ``out`` None or a
+writable, contiguous ndarray of the result's shape and of ``x``'s dtype
+object whose bytes lie apart from ``x``'s. Every other call, each error and
+each empty result included, gets None and takes the general path, which
+decides (and words every message) alone. :func:`enabled` switches this
+path off and on (tests and the stress harness compare the two).
 """
 
 cimport numpy as cnp
-from cpython.dict cimport PyDict_GetItemWithError
-from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF
+from cpython.dict cimport PyDict_Next, PyDict_Size
+from cpython.object cimport Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompareBool, PyTypeObject
+from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
+from ._engine cimport CopyProgram
 from ._memory cimport is_clear_destination
 
 from . import _engine, _threads
-from . import _layouts
 
 cnp.import_array()
 
@@ -36,130 +44,417 @@ cdef extern from "numpy/arrayobject.h":
     enum:
         NPY_ITEM_HASOBJECT
 
-cdef enum:
-    MAX_DIMS = 64       # NPY_MAXDIMS of NumPy 2 (32 in NumPy 1)
+cdef extern from *:
+    """
+    #define FB_INCREF_DESCR(d) Py_INCREF((PyObject*)(d))
+    """
+    void FB_INCREF_DESCR(cnp.PyArray_Descr* descr)
 
-# The spellings taken here: each name of the general tables, as written there
-# (lower case) and in upper case ("NHWC", "DCR"); any other mix of cases takes
-# the general path. mode -> depth_first; data_format -> (layout, rank or 0).
-cdef dict MODES = {spelling: canonical == _layouts.DEPTH_FIRST
-                   for name, canonical in _layouts.MODES.items()
-                   for spelling in (name, name.upper())}
-cdef dict FORMATS = {spelling: (layout, rank or 0)
-                     for name, (layout, rank) in _layouts.DATA_FORMATS.items()
-                     if layout != _layouts.NCHW_VECT_C
-                     for spelling in (name, name.upper())}
-cdef int LAYOUT_CHANNELS_FIRST = _layouts.CHANNELS_FIRST
-cdef str DEFAULT_MODE = "blocks_first"
-cdef str DEFAULT_FORMAT = "channels_first"
-cdef tuple CHANNELS_FIRST_FORMAT = FORMATS[DEFAULT_FORMAT]
-cdef object engine_block_copy = _engine.block_copy
+cdef extern from "Python.h":
+    PyTypeObject PyLong_Type, PyUnicode_Type, PyTuple_Type, PyList_Type, PyDict_Type
+    PyTypeObject* Py_TYPE(object o)
+
+cdef enum:
+    # Ranks kept in a key (input and result); higher ones take the general path.
+    MAX_DIMS = 32
+    # Entries, two ways to a hash; a power of two.
+    SLOTS = 512
+
+# The operators, as the front doors name their calls.
+SPACE_TO_DEPTH = 0
+DEPTH_TO_SPACE = 1
+TRANSPOSE = 2
+PIXEL_SHUFFLE = 3
+PIXEL_UNSHUFFLE = 4
+SPACE_TO_BATCH = 5
+BATCH_TO_SPACE = 6
+TILE = 7
+REARRANGE = 8
+REPEAT = 9
+
 cdef object resolve_num_threads = _threads.resolve_num_threads
+cdef object stored_plan_count = _engine.stored_plan_count
+cdef Py_ssize_t STORED_PLANS_LIMIT = _engine.STORED_PLANS_LIMIT
 cdef object openmp_max_threads = _engine.openmp_max_threads
 # _threads._effective's cap on a call's threads (a constant of the process).
 cdef long max_threads = _threads._MAX_THREADS
 
-
-cdef inline object spelled(dict table, str spelling, str default_spelling, object default):
-    """``table[spelling]``, or None where the table has no such spelling. The
-    defaults arrive as the very string objects named here (literals are
-    interned), which saves the lookup on most calls."""
-    cdef PyObject* entry
-    if spelling is default_spelling:
-        return default
-    entry = PyDict_GetItemWithError(table, spelling)
-    return None if entry is NULL else <object>entry
+cdef bint on = True
+cdef list slots = [None] * SLOTS
+cdef unsigned long long clock = 0
+cdef Py_ssize_t n_hits = 0, n_stored = 0
 
 
-def block_call(x, block_size, mode, data_format, out, num_threads, bint to_depth):
-    """space_to_depth (``to_depth``) or depth_to_space of a common call (see
-    the module's doc), or None: the call needs the general path."""
-    cdef cnp.ndarray src, dst
-    cdef cnp.PyArray_Descr* descr
-    cdef tuple fmt
+cdef class Entry:
+    """One prepared call: its key, the result's shape and the stored copy."""
+    cdef int op, ndim, result_ndim, out_ndim
+    cdef tuple args                 # stored_key of the arguments
+    cdef object descr               # held, so that no other dtype takes its address
+    cdef Py_hash_t hash
+    cdef intp src_align, out_align
+    cdef bint has_out
+    cdef intp dims[MAX_DIMS]
+    cdef intp strides[MAX_DIMS]
+    cdef intp out_strides[MAX_DIMS]
     cdef intp result_dims[MAX_DIMS]
-    cdef intp* dims
-    cdef intp bs, blocks = 1, channels
-    cdef int ndim, rank, channel_axis, k
-    if (type(x) is not cnp.ndarray or type(block_size) is not int
-            or type(mode) is not str or type(data_format) is not str):
-        return None
-    depth_first = spelled(MODES, mode, DEFAULT_MODE, False)
-    fmt_entry = spelled(FORMATS, data_format, DEFAULT_FORMAT, CHANNELS_FIRST_FORMAT)
-    if depth_first is None or fmt_entry is None:
-        return None
-    fmt = <tuple>fmt_entry
-    layout = fmt[0]
-    rank = fmt[1]
+    cdef CopyProgram program
+    cdef unsigned long long used
+
+
+# Marks a keyword dict in a stored key: (KEYWORDS, count, name, length, ...).
+cdef object KEYWORDS = object()
+
+
+cdef bint keyed_hash(tuple args, Py_hash_t* h) except -1:
+    """Whether every argument is of a keyed type: an ``int``, a ``str``,
+    None, a tuple or list of ``int``, or a dict of ``str`` to ``int`` (the
+    keyword lengths); then ``h`` gets their hash, the same for a list and
+    a tuple of the same entries, as their keys are. Equal values of these
+    types make the same call; ``True``, ``2.0`` or ``np.int64(2)`` never
+    equal a key."""
+    cdef Py_hash_t hash = PyTuple_GET_SIZE(args)
+    cdef Py_ssize_t i, n, position
+    cdef PyObject* name
+    cdef PyObject* length
+    cdef PyObject* item
+    cdef PyTypeObject* kind
+    for i in range(PyTuple_GET_SIZE(args)):
+        value = <object>PyTuple_GET_ITEM(args, i)
+        kind = Py_TYPE(value)
+        if kind == &PyLong_Type or kind == &PyUnicode_Type:
+            hash = mix(hash, PyObject_Hash(value))
+        elif value is None:
+            hash = mix(hash, 0x4e4f)
+        elif kind == &PyTuple_Type or kind == &PyList_Type:
+            n = PySequence_Fast_GET_SIZE(value)
+            hash = mix(hash, n + 0x7e57)
+            for position in range(n):
+                item = PySequence_Fast_GET_ITEM(value, position)
+                if Py_TYPE(<object>item) != &PyLong_Type:
+                    return False
+                hash = mix(hash, PyObject_Hash(<object>item))
+        elif kind == &PyDict_Type:
+            hash = mix(hash, PyDict_Size(value) + 0x2a2a)
+            position = 0
+            while PyDict_Next(value, &position, &name, &length):
+                if Py_TYPE(<object>name) != &PyUnicode_Type or Py_TYPE(<object>length) != &PyLong_Type:
+                    return False
+                hash = mix(mix(hash, PyObject_Hash(<object>name)), PyObject_Hash(<object>length))
+        else:
+            return False
+    h[0] = hash
+    return True
+
+
+cdef tuple stored_key(tuple args):
+    """Exact-typed ``args`` as a stored key: lists as tuples, a keyword
+    dict inline as KEYWORDS, its size, then its names and lengths."""
+    cdef list key = []
+    for value in args:
+        kind = type(value)
+        if kind is list:
+            key.append(tuple(<list>value))
+        elif kind is dict:
+            key.append(KEYWORDS)
+            key.append(len(<dict>value))
+            for name, length in (<dict>value).items():
+                key.append(name)
+                key.append(length)
+        else:
+            key.append(value)
+    return tuple(key)
+
+
+cdef bint same_entries(object stored, object value) except -1:
+    """Two ints, strs or Nones, or a stored tuple and a tuple or list of
+    ints, alike in type and value."""
+    cdef Py_ssize_t i, n
+    if stored is value:
+        return True
+    kind = Py_TYPE(value)
+    if kind == &PyList_Type or kind == &PyTuple_Type:
+        if Py_TYPE(stored) != &PyTuple_Type:
+            return False
+        n = PyTuple_GET_SIZE(stored)
+        if n != PySequence_Fast_GET_SIZE(value):
+            return False
+        for i in range(n):
+            if PyObject_RichCompareBool(<object>PyTuple_GET_ITEM(stored, i),
+                                        <object>PySequence_Fast_GET_ITEM(value, i), Py_EQ) != 1:
+                return False
+        return True
+    return Py_TYPE(stored) == kind and PyObject_RichCompareBool(stored, value, Py_EQ) == 1
+
+
+cdef bint key_matches(tuple stored, tuple args) except -1:
+    """Whether keyed ``args`` make the ``stored`` key (no allocation)."""
+    cdef Py_ssize_t i, k = 0, n = PyTuple_GET_SIZE(stored), position
+    cdef PyObject* name
+    cdef PyObject* length
+    for i in range(PyTuple_GET_SIZE(args)):
+        value = <object>PyTuple_GET_ITEM(args, i)
+        if k >= n:
+            return False
+        if Py_TYPE(value) == &PyDict_Type:
+            if (k + 1 >= n or <object>PyTuple_GET_ITEM(stored, k) is not KEYWORDS
+                    or <object>PyTuple_GET_ITEM(stored, k + 1) != PyDict_Size(value)):
+                return False
+            k += 2
+            position = 0
+            while PyDict_Next(value, &position, &name, &length):
+                if (k + 1 >= n
+                        or PyObject_RichCompareBool(<object>PyTuple_GET_ITEM(stored, k), <object>name,
+                                                    Py_EQ) != 1
+                        or PyObject_RichCompareBool(<object>PyTuple_GET_ITEM(stored, k + 1),
+                                                    <object>length, Py_EQ) != 1):
+                    return False
+                k += 2
+        else:
+            if not same_entries(<object>PyTuple_GET_ITEM(stored, k), value):
+                return False
+            k += 1
+    return k == n
+
+
+cdef inline Py_hash_t mix(Py_hash_t h, intp value) noexcept:
+    return <Py_hash_t>((<unsigned long long>h ^ <unsigned long long>value) * 0x100000001b3ULL)
+
+
+cdef long thread_count(object num_threads) except -2:
+    """The threads of a call, as ``_threads.resolve_num_threads`` gives
+    them; -1 for a value the general path must judge."""
+    cdef long n
+    if num_threads is None:
+        n = _threads._default_call_threads
+        if n == 0:
+            # OpenMP's default, as resolve_num_threads(None) gives it.
+            n = min(<long>openmp_max_threads(), max_threads)
+        return n
+    if type(num_threads) is int and num_threads >= 1:
+        return resolve_num_threads(num_threads)
+    return -1
+
+
+cdef bint same_geometry(Entry entry, int op, tuple args, Py_hash_t h, cnp.ndarray src,
+                        cnp.ndarray dst, intp src_align, intp out_align) noexcept:
+    cdef int k
+    cdef intp* dims = cnp.PyArray_DIMS(src)
+    cdef intp* strides = cnp.PyArray_STRIDES(src)
+    if (entry.hash != h or entry.op != op or entry.ndim != cnp.PyArray_NDIM(src)
+            or <void*>entry.descr != <void*>cnp.PyArray_DESCR(src) or entry.src_align != src_align
+            or entry.has_out != (dst is not None)):
+        return False
+    for k in range(entry.ndim):
+        if entry.dims[k] != dims[k] or entry.strides[k] != strides[k]:
+            return False
+    if dst is not None:
+        if entry.out_ndim != cnp.PyArray_NDIM(dst) or entry.out_align != out_align:
+            return False
+        for k in range(entry.out_ndim):
+            if entry.out_strides[k] != cnp.PyArray_STRIDES(dst)[k]:
+                return False
     try:
-        bs = block_size
-    except OverflowError:
-        return None
-    if bs < 1:
+        return key_matches(entry.args, args)
+    except Exception:
+        return False
+
+
+def call(int op, tuple args, x, out, num_threads, prepare):
+    """``op``'s call on ``x`` with ``args`` (its arguments but ``x``,
+    ``out`` and ``num_threads``), or None: the call needs the general path.
+    ``prepare(x, *args)``: the operator's checked call (a
+    ``_copy_plan.Prepared``), asked on the first call of a key."""
+    global clock, n_hits
+    cdef cnp.ndarray src, dst = None
+    cdef cnp.PyArray_Descr* descr
+    cdef Entry entry
+    cdef int ndim, k, slot
+    cdef long n_threads
+    cdef intp src_align, out_align = 0
+    cdef Py_hash_t h
+    if not on or type(x) is not cnp.ndarray:
         return None
     src = <cnp.ndarray>x
     ndim = cnp.PyArray_NDIM(src)
     descr = cnp.PyArray_DESCR(src)
-    if (ndim < 3 or ndim > MAX_DIMS or (rank and rank != ndim)
-            or cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0
+    if (ndim > MAX_DIMS or cnp.PyArray_SIZE(src) == 0 or cnp.PyArray_ITEMSIZE(src) == 0
             or PyDataType_FLAGCHK(descr, NPY_ITEM_HASOBJECT)):
         return None
-
-    # The result's shape: the rules of _layouts restated in C (a Python
-    # call here would cost more than a tiny copy). Its item count is x's, so nothing here overflows
-    # once the block size is known to fit (bs <= a spatial size, or
-    # bs**K <= the channel count).
-    dims = cnp.PyArray_DIMS(src)
-    channel_axis = 1 if <int>layout == LAYOUT_CHANNELS_FIRST else ndim - 1
-    channels = dims[channel_axis]
-    for k in range(ndim):
-        result_dims[k] = dims[k]
-    for k in range(1, ndim):
-        if k == channel_axis:
-            continue
-        if to_depth:
-            if dims[k] % bs:
-                return None
-            result_dims[k] = dims[k] // bs
-        elif blocks > channels // bs:
-            return None             # bs**K > channels: not a divisor
-        blocks *= bs
-    if to_depth:
-        result_dims[channel_axis] = channels * blocks
-    else:
-        if channels % blocks:
-            return None
-        result_dims[channel_axis] = channels // blocks
-        for k in range(1, ndim):
-            if k != channel_axis:
-                result_dims[k] = dims[k] * bs
-
-    if num_threads is None:
-        n_threads = _threads._default_call_threads
-        if n_threads == 0:
-            # OpenMP's default, as resolve_num_threads(None) gives it.
-            n_threads = min(<long>openmp_max_threads(), max_threads)
-    elif type(num_threads) is int and num_threads >= 1:
-        n_threads = resolve_num_threads(num_threads)
-    else:
+    n_threads = thread_count(num_threads)
+    if n_threads < 1:
         return None
-    if out is None:
-        Py_INCREF(<object>descr)
-        result = PyArray_Empty(ndim, result_dims, descr, 0)
-    else:
+    if not keyed_hash(args, &h):
+        return None
+    if out is not None:
         if type(out) is not cnp.ndarray:
             return None
         dst = <cnp.ndarray>out
-        if cnp.PyArray_NDIM(dst) != ndim or cnp.PyArray_DESCR(dst) != descr:
+        if cnp.PyArray_DESCR(dst) != descr or cnp.PyArray_NDIM(dst) > MAX_DIMS:
             return None
-        for k in range(ndim):
-            if cnp.PyArray_DIMS(dst)[k] != result_dims[k]:
+        out_align = <intp>(<size_t>cnp.PyArray_DATA(dst) & 15)
+    src_align = <intp>(<size_t>cnp.PyArray_DATA(src) & 15)
+
+    h = mix(h, op)
+    h = mix(h, <intp><void*>descr)
+    h = mix(h, ndim * 32 + src_align)
+    for k in range(ndim):
+        h = mix(mix(h, cnp.PyArray_DIMS(src)[k]), cnp.PyArray_STRIDES(src)[k])
+    if dst is not None:
+        h = mix(h, 1 + out_align)
+        for k in range(cnp.PyArray_NDIM(dst)):
+            h = mix(h, cnp.PyArray_STRIDES(dst)[k])
+
+    slot = <int>(<size_t>h & (SLOTS - 1))
+    for k in (slot, slot ^ 1):
+        found = slots[k]
+        if found is None:
+            continue
+        entry = <Entry>found
+        if not same_geometry(entry, op, args, h, src, dst, src_align, out_align):
+            continue
+        if not entry.program.is_current():
+            # Planned under other engine settings (tune).
+            slots[k] = None
+            break
+        if dst is None:
+            FB_INCREF_DESCR(descr)
+            result = PyArray_Empty(entry.result_ndim, entry.result_dims, descr, 0)
+        else:
+            for k in range(entry.result_ndim):
+                if cnp.PyArray_DIMS(dst)[k] != entry.result_dims[k]:
+                    return None
+            if not is_clear_destination(dst, src):
+                return None
+            result = out
+        clock += 1
+        entry.used = clock
+        n_hits += 1
+        entry.program.run(<char*>cnp.PyArray_DATA(src),
+                          <char*>cnp.PyArray_DATA(<cnp.ndarray>result), n_threads)
+        return result
+    return first_call(op, h, args, src, dst, n_threads, prepare, src_align, out_align)
+
+
+cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
+                       cnp.ndarray dst, long n_threads, object prepare, intp src_align,
+                       intp out_align):
+    """A key's first call: prepared, stored and run, or None (the general
+    path decides, and words any error)."""
+    global clock, n_stored
+    cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
+    cdef Entry entry = Entry.__new__(Entry)
+    cdef int k, slot
+    try:
+        prepared = prepare(src, *args)
+        result_shape = prepared.result_shape
+        if len(result_shape) > MAX_DIMS:
+            return None
+        entry.result_ndim = len(result_shape)
+        for k in range(entry.result_ndim):
+            entry.result_dims[k] = result_shape[k]
+            if entry.result_dims[k] == 0:
+                return None
+    except Exception:
+        # An error, or extents past an intp: the general path words it.
+        return None
+    if dst is None:
+        FB_INCREF_DESCR(descr)
+        try:
+            result = PyArray_Empty(entry.result_ndim, entry.result_dims, descr, 0)
+        except (MemoryError, ValueError):
+            return None
+    else:
+        if cnp.PyArray_NDIM(dst) != entry.result_ndim:
+            return None
+        for k in range(entry.result_ndim):
+            if cnp.PyArray_DIMS(dst)[k] != entry.result_dims[k]:
                 return None
         if not is_clear_destination(dst, src):
             return None
-        result = out
-    if to_depth:
-        engine_block_copy(x, result, layout, block_size, depth_first, True, n_threads)
-    else:
-        engine_block_copy(result, x, layout, block_size, depth_first, False, n_threads)
+        result = dst
+    plans = prepared.plans(src, result)
+    if plans is None:
+        return None
+    if stored_plan_count() >= STORED_PLANS_LIMIT:
+        make_room()
+    entry.program = CopyProgram(plans, src, result)
+    entry.op = op
+    entry.args = stored_key(args)
+    entry.hash = h
+    entry.descr = <object>descr
+    entry.ndim = cnp.PyArray_NDIM(src)
+    entry.src_align = src_align
+    for k in range(entry.ndim):
+        entry.dims[k] = cnp.PyArray_DIMS(src)[k]
+        entry.strides[k] = cnp.PyArray_STRIDES(src)[k]
+    entry.has_out = dst is not None
+    entry.out_align = out_align
+    if dst is not None:
+        entry.out_ndim = cnp.PyArray_NDIM(dst)
+        for k in range(entry.out_ndim):
+            entry.out_strides[k] = cnp.PyArray_STRIDES(dst)[k]
+    clock += 1
+    entry.used = clock
+    # The way not used longest gives way.
+    slot = <int>(<size_t>h & (SLOTS - 1))
+    if slots[slot] is not None and (slots[slot ^ 1] is None
+                                    or (<Entry>slots[slot ^ 1]).used < (<Entry>slots[slot]).used):
+        slot ^= 1
+    slots[slot] = entry
+    n_stored += 1
+    entry.program.run(<char*>cnp.PyArray_DATA(src),
+                      <char*>cnp.PyArray_DATA(<cnp.ndarray>result), <int>n_threads)
     return result
+
+
+cdef void make_room():
+    """Forget the quarter of the entries used longest ago: their stored
+    plans go with them, and newer calls get theirs (the engine stores a
+    bounded number)."""
+    cdef list used = sorted([(<Entry>entry).used for entry in slots if entry is not None])
+    cdef unsigned long long cutoff
+    cdef int k
+    if not used:
+        return
+    cutoff = used[len(used) // 4]
+    for k in range(SLOTS):
+        if slots[k] is not None and (<Entry>slots[k]).used <= cutoff:
+            slots[k] = None
+
+
+class enabled:
+    """Whether front-door calls may take this path: ``enabled()`` says,
+    ``enabled(False)`` switches it off (process-wide) and ``with
+    enabled(False): ...`` puts the setting back afterwards. For tests,
+    the stress harness and benchmarks."""
+
+    def __init__(self, setting=None):
+        global on
+        self.before = on
+        if setting is not None:
+            on = bool(setting)
+
+    def __bool__(self):
+        return bool(on)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        global on
+        on = self.before
+        return False
+
+
+def clear():
+    """Forget every stored call."""
+    cdef int k
+    for k in range(SLOTS):
+        slots[k] = None
+
+
+def stats():
+    """``{"hits": ..., "stored": ..., "entries": ...}``: calls run from the
+    cache, calls prepared and stored, entries held now (for tests)."""
+    return {"hits": n_hits, "stored": n_stored,
+            "entries": sum([entry is not None for entry in slots])}

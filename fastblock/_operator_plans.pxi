@@ -74,26 +74,20 @@ cdef void read_view(LogicalView* view, cnp.ndarray array, int layout, int n_batc
         view.spatial_stride[k] = strides[first + k]
 
 
-def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
-               intp block_size, bint depth_first, bint to_depth, int num_threads=1,
-               int n_batch=1):
-    """SpaceToDepth (``to_depth``) or DepthToSpace between two checked arrays.
-
-    ``space`` and ``depth`` have matching shapes for ``block_size`` and
-    ``layout`` with ``n_batch`` leading batch axes (checked by the caller),
-    the same item size, no references, and do not overlap."""
-    cdef LogicalView s, d
-    cdef intp extent[MAX_INPUT_AXES]
-    cdef intp space_step[MAX_INPUT_AXES]
-    cdef intp depth_step[MAX_INPUT_AXES]
-    cdef intp bs = block_size, blocks = 1, channels, groups, per_block = 0, weight
-    cdef int n = 0, k, n_spatial, path
-    if cnp.PyArray_SIZE(space) == 0:
-        return
+cdef int block_axes(LogicalView* s, LogicalView* d, cnp.ndarray space, cnp.ndarray depth,
+                    int layout, intp bs, bint depth_first, int n_batch, intp* extent,
+                    intp* space_step, intp* depth_step) except -2:
+    """The axes of SpaceToDepth / DepthToSpace between ``space`` and
+    ``depth`` (see block_copy): their count, with each axis's extent and
+    its step on either side; -1 where no axes describe the copy (NCHW_VECT_C
+    depth_first with bs*bs not a multiple of 4: block_copy's own paths,
+    with ``s`` and ``d`` read)."""
+    cdef intp blocks = 1, channels, groups, per_block = 0, weight
+    cdef int n = 0, k, n_spatial
     if n_batch < 0 or space.ndim < n_batch + 2 or space.ndim != depth.ndim:
         raise ValueError("fastblock: block_copy got arrays that do not match n_batch")
-    read_view(&s, space, layout, n_batch)
-    read_view(&d, depth, layout, n_batch)
+    read_view(s, space, layout, n_batch)
+    read_view(d, depth, layout, n_batch)
     n_spatial = s.n_spatial
     channels = s.channels
     for k in range(n_spatial):
@@ -145,8 +139,7 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
             n += 1
             extent[n] = VECT_C_GROUP; space_step[n] = s.spatial_stride[1]; depth_step[n] = d.lane_stride
             n += 1
-        _run_block_copy(space, depth, n, extent, space_step, depth_step, to_depth, num_threads)
-        return
+        return n
     else:
         # M odd, or bs = 2 mod 4: B's digits do not split into group and
         # lane digits (_vect_c_path). With bs 3 both operators move them in
@@ -154,15 +147,7 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         # reads each space row's items through a table (VectCRows) where
         # they are contiguous; otherwise the copy goes through planes
         # (StagedVectC).
-        path = _vect_c_path(&s, &d, bs, cnp.PyArray_ITEMSIZE(depth), cnp.PyArray_NBYTES(depth),
-                            to_depth)
-        if path == VECT_C_ROWS:
-            _vect_c_rows_copy(&s, &d, space, depth, bs, num_threads)
-        elif path == VECT_C_PIXELS:
-            _vect_c_pixels_copy(&s, &d, space, depth, to_depth, num_threads)
-        else:
-            _staged_vect_c_copy(&s, &d, space, depth, bs, to_depth, num_threads)
-        return
+        return -1
 
     weight = blocks
     for k in range(n_spatial):
@@ -171,7 +156,57 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         space_step[n] = s.spatial_stride[k]
         depth_step[n] = per_block * weight
         n += 1
-    _run_block_copy(space, depth, n, extent, space_step, depth_step, to_depth, num_threads)
+    return n
+
+
+def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
+               intp block_size, bint depth_first, bint to_depth, int num_threads=1,
+               int n_batch=1):
+    """SpaceToDepth (``to_depth``) or DepthToSpace between two checked arrays.
+
+    ``space`` and ``depth`` have matching shapes for ``block_size`` and
+    ``layout`` with ``n_batch`` leading batch axes (checked by the caller),
+    the same item size, no references, and do not overlap."""
+    cdef LogicalView s, d
+    cdef intp extent[MAX_INPUT_AXES]
+    cdef intp space_step[MAX_INPUT_AXES]
+    cdef intp depth_step[MAX_INPUT_AXES]
+    cdef int n, path
+    if cnp.PyArray_SIZE(space) == 0:
+        return
+    n = block_axes(&s, &d, space, depth, layout, block_size, depth_first, n_batch, extent,
+                   space_step, depth_step)
+    if n >= 0:
+        _run_block_copy(space, depth, n, extent, space_step, depth_step, to_depth, num_threads)
+        return
+    path = _vect_c_path(&s, &d, block_size, cnp.PyArray_ITEMSIZE(depth), cnp.PyArray_NBYTES(depth),
+                        to_depth)
+    if path == VECT_C_ROWS:
+        _vect_c_rows_copy(&s, &d, space, depth, block_size, num_threads)
+    elif path == VECT_C_PIXELS:
+        _vect_c_pixels_copy(&s, &d, space, depth, to_depth, num_threads)
+    else:
+        _staged_vect_c_copy(&s, &d, space, depth, block_size, to_depth, num_threads)
+
+
+def block_plan(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
+               intp block_size, bint depth_first, bint to_depth, int n_batch=1):
+    """block_copy's copy as ``(extents, src_strides, dst_strides)`` (source:
+    ``space`` if ``to_depth``, else ``depth``), or None where block_copy
+    runs a path of its own (NCHW_VECT_C depth_first, bs*bs not a multiple
+    of 4)."""
+    cdef LogicalView s, d
+    cdef intp extent[MAX_INPUT_AXES]
+    cdef intp space_step[MAX_INPUT_AXES]
+    cdef intp depth_step[MAX_INPUT_AXES]
+    cdef int n = block_axes(&s, &d, space, depth, layout, block_size, depth_first, n_batch,
+                            extent, space_step, depth_step)
+    if n < 0:
+        return None
+    extents = tuple([extent[k] for k in range(n)])
+    space_steps = tuple([space_step[k] for k in range(n)])
+    depth_steps = tuple([depth_step[k] for k in range(n)])
+    return (extents, space_steps, depth_steps) if to_depth else (extents, depth_steps, space_steps)
 
 
 cdef enum:
@@ -216,16 +251,9 @@ cdef int _run_block_copy(cnp.ndarray space, cnp.ndarray depth, int n, intp* exte
     return 0
 
 
-def tile_copy(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats, int num_threads=1):
-    """``numpy.tile``: destination axis i is split into (repeat, item) axes,
-    and the source does not move along the repeat axis (step 0).
-
-    ``repeats`` has ``dst.ndim`` entries, at least ``src.ndim``; ``src`` is
-    promoted with leading axes of size 1."""
-    cdef intp extent[MAX_INPUT_AXES]
-    cdef intp src_step[MAX_INPUT_AXES]
-    cdef intp dst_step[MAX_INPUT_AXES]
-    cdef intp zero = 0
+cdef int tile_axes(cnp.ndarray src, cnp.ndarray dst, tuple repeats, intp* extent,
+                   intp* src_step, intp* dst_step) except -1:
+    """``numpy.tile``'s axes (see tile_copy); returns their count."""
     cdef int n_axes = len(repeats), lead = n_axes - src.ndim, i
     cdef intp size, step
     cdef intp* dst_strides = cnp.PyArray_STRIDES(dst)
@@ -240,8 +268,32 @@ def tile_copy(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats,
         extent[2 * i + 1] = size
         src_step[2 * i + 1] = step
         dst_step[2 * i + 1] = dst_strides[i]
-    copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), 2 * n_axes, extent,
+    return 2 * n_axes
+
+
+def tile_copy(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats, int num_threads=1):
+    """``numpy.tile``: destination axis i is split into (repeat, item) axes,
+    and the source does not move along the repeat axis (step 0).
+
+    ``repeats`` has ``dst.ndim`` entries, at least ``src.ndim``; ``src`` is
+    promoted with leading axes of size 1."""
+    cdef intp extent[MAX_INPUT_AXES]
+    cdef intp src_step[MAX_INPUT_AXES]
+    cdef intp dst_step[MAX_INPUT_AXES]
+    cdef intp zero = 0
+    cdef int n = tile_axes(src, dst, repeats, extent, src_step, dst_step)
+    copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), n, extent,
                src_step, dst_step, cnp.PyArray_ITEMSIZE(dst), 1, &zero, &zero, num_threads)
+
+
+def tile_plan(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats):
+    """tile_copy's copy as ``(extents, src_strides, dst_strides)``."""
+    cdef intp extent[MAX_INPUT_AXES]
+    cdef intp src_step[MAX_INPUT_AXES]
+    cdef intp dst_step[MAX_INPUT_AXES]
+    cdef int n = tile_axes(src, dst, repeats, extent, src_step, dst_step), k
+    return (tuple([extent[k] for k in range(n)]), tuple([src_step[k] for k in range(n)]),
+            tuple([dst_step[k] for k in range(n)]))
 
 
 cdef enum:

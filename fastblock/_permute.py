@@ -3,9 +3,10 @@
 The engine behind SpaceToDepth, DepthToSpace and Tile is a general strided
 permute, so these operators are front doors only: each checks its arguments,
 computes the result's shape and describes the copy as plans (``CopyPlan``:
-shared iteration axes with a byte step for each side). No operator here has a
-copy loop of its own, and no input is copied or padded before the engine
-reads it: strided inputs are read where they lie.
+shared iteration axes with a byte step for each side), a ``Prepared`` call
+that the fast path (``_fastpath``) stores for the calls that repeat it. No
+operator here has a copy loop of its own, and no input is copied or padded
+before the engine reads it: strided inputs are read where they lie.
 
 - ``transpose``: one plan, the destination's axes with the source's steps
   permuted.
@@ -32,12 +33,15 @@ import numpy as np
 from numpy.exceptions import AxisError
 from numpy.typing import ArrayLike
 
-from ._api import block_copier
+from ._api import block_copier, block_plans
+from ._copy_plan import CopyPlan, Prepared, plans_copier
 from ._docs import fill_doc
-from ._execute import Copier, execute
+from ._execute import execute
+from ._fastpath import (BATCH_TO_SPACE, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, SPACE_TO_BATCH,
+                        TRANSPOSE)
+from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._layouts import CHANNELS_FIRST, CHANNELS_LAST, depth_to_space_shape, space_to_depth_shape
-from ._copy_plan import CopyPlan
 from ._validate import check_integer, check_shape_fits
 
 Axes = Union[None, int, Sequence[int], np.ndarray]
@@ -119,7 +123,6 @@ def _normalize_axes(axes: Axes, ndim: int) -> Tuple[int, ...]:
     return tuple(normalized)
 
 
-@arrays_in_out
 @fill_doc
 def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = None,
               num_threads: Optional[int] = None) -> np.ndarray:
@@ -160,25 +163,36 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     >>> fb.transpose(np.zeros((2, 3, 4, 5)), (0, 2, 3, 1)).shape
     (2, 4, 5, 3)
     """
-    x = np.asarray(x)
+    result = _fast_call(TRANSPOSE, (axes,), x, out, num_threads, _prepare_transpose)
+    if result is not None:
+        return result
+    return _transpose_general(x, axes, out=out, num_threads=num_threads)
+
+
+def _prepare_transpose(x: np.ndarray, axes) -> Prepared:
     order = _normalize_axes(axes, x.ndim)
     result_shape = tuple([x.shape[a] for a in order])
 
-    def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
-        if dst.size:
-            plan = CopyPlan(result_shape, tuple([src.strides[a] for a in order]), dst.strides)
-            plan.run(src, dst, n_threads)
+    def plans(src: np.ndarray, dst: np.ndarray):
+        return [CopyPlan(result_shape, tuple([src.strides[a] for a in order]), dst.strides)]
 
-    return execute(x, result_shape, out, copy, num_threads)
+    return Prepared(result_shape, plans_copier(plans), plans)
+
+
+@arrays_in_out
+def _transpose_general(x, axes, *, out=None, num_threads=None):
+    """The general path of :func:`transpose` (other libraries' arrays too)."""
+    x = np.asarray(x)
+    call = _prepare_transpose(x, axes)
+    return execute(x, call.result_shape, out, call.copy, num_threads)
 
 
 # --------------------------------------------------------------------------
 # pixel_shuffle / pixel_unshuffle
 # --------------------------------------------------------------------------
 
-def _pixel_arguments(x: ArrayLike, factor, factor_name: str, data_format):
-    """``(x, r, layout, (C, H, W), leading shape)`` of a pixel (un)shuffle."""
-    x = np.asarray(x)
+def _pixel_arguments(x: np.ndarray, factor, factor_name: str, data_format):
+    """``(r, layout, (C, H, W), leading shape)`` of a pixel (un)shuffle."""
     r = _check_factor(factor, factor_name)
     key = data_format.lower() if isinstance(data_format, str) else None
     if key not in ("channels_first", "channels_last"):
@@ -193,10 +207,9 @@ def _pixel_arguments(x: ArrayLike, factor, factor_name: str, data_format):
     else:
         channels, height, width = x.shape[-3:]
     layout = CHANNELS_LAST if channels_last else CHANNELS_FIRST
-    return x, r, layout, (channels, height, width), x.shape[:-3]
+    return r, layout, (channels, height, width), x.shape[:-3]
 
 
-@arrays_in_out
 @fill_doc
 def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channels_first", *,
                   out: Optional[np.ndarray] = None,
@@ -242,7 +255,15 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     >>> fb.pixel_shuffle(np.zeros((5, 2, 12, 3, 4)), 2).shape
     (5, 2, 3, 6, 8)
     """
-    x, r, layout, (channels, height, width), lead = _pixel_arguments(
+    result = _fast_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
+                        _prepare_pixel_shuffle)
+    if result is not None:
+        return result
+    return _pixel_general(x, upscale_factor, data_format, False, out=out, num_threads=num_threads)
+
+
+def _prepare_pixel_shuffle(x: np.ndarray, upscale_factor, data_format="channels_first") -> Prepared:
+    r, layout, (channels, height, width), lead = _pixel_arguments(
         x, upscale_factor, "upscale_factor", data_format)
     if channels % (r * r):
         raise ValueError(f"upscale_factor**2 = {r * r} must divide the channel count; "
@@ -250,11 +271,20 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     result_shape = depth_to_space_shape(x.shape, r, layout, len(lead))
     check_shape_fits(result_shape, x.dtype)
     # DepthToSpace depth_first; every leading axis is a batch axis of its own.
-    copy = block_copier(layout, r, True, False, len(lead))
-    return execute(x, result_shape, out, copy, num_threads)
+    return Prepared(result_shape, block_copier(layout, r, True, False, len(lead)),
+                    block_plans(layout, r, True, False, len(lead)))
 
 
 @arrays_in_out
+def _pixel_general(x, factor, data_format, to_depth, *, out=None, num_threads=None):
+    """The general path of :func:`pixel_unshuffle` (``to_depth``) and
+    :func:`pixel_shuffle` (other libraries' arrays too)."""
+    x = np.asarray(x)
+    prepare = _prepare_pixel_unshuffle if to_depth else _prepare_pixel_shuffle
+    call = prepare(x, factor, data_format)
+    return execute(x, call.result_shape, out, call.copy, num_threads)
+
+
 @fill_doc
 def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "channels_first", *,
                     out: Optional[np.ndarray] = None,
@@ -292,7 +322,16 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
     >>> fb.pixel_unshuffle(np.zeros((5, 2, 3, 8, 6)), 2).shape
     (5, 2, 12, 4, 3)
     """
-    x, r, layout, (channels, height, width), lead = _pixel_arguments(
+    result = _fast_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out, num_threads,
+                        _prepare_pixel_unshuffle)
+    if result is not None:
+        return result
+    return _pixel_general(x, downscale_factor, data_format, True, out=out, num_threads=num_threads)
+
+
+def _prepare_pixel_unshuffle(x: np.ndarray, downscale_factor,
+                             data_format="channels_first") -> Prepared:
+    r, layout, (channels, height, width), lead = _pixel_arguments(
         x, downscale_factor, "downscale_factor", data_format)
     for name, size in (("height", height), ("width", width)):
         if size % r:
@@ -301,8 +340,8 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
     result_shape = space_to_depth_shape(x.shape, r, layout, len(lead))
     check_shape_fits(result_shape, x.dtype)
     # SpaceToDepth depth_first; every leading axis is a batch axis of its own.
-    copy = block_copier(layout, r, True, True, len(lead))
-    return execute(x, result_shape, out, copy, num_threads)
+    return Prepared(result_shape, block_copier(layout, r, True, True, len(lead)),
+                    block_plans(layout, r, True, True, len(lead)))
 
 
 # --------------------------------------------------------------------------
@@ -416,36 +455,31 @@ class _BatchGeometry:
         return plans
 
 
-def _space_to_batch_copy(geometry: _BatchGeometry) -> Copier:
-    """The raw copy of space_to_batch: data plans from the source, then the
+def _space_to_batch_plans(geometry: _BatchGeometry):
+    """The plans of space_to_batch: data plans from the source, then the
     padding from one zero item of the destination's dtype (source step 0)."""
 
-    def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
+    def plans(src: np.ndarray, dst: np.ndarray):
         if dst.size == 0:
-            return
-        for plan in geometry.data_plans(src.strides, dst.strides):
-            plan.run(src, dst, n_threads)
-        padding = geometry.padding_plans(dst.strides)
-        if padding:
-            zero = np.zeros(1, dtype=dst.dtype)
-            for plan in padding:
-                plan.run(zero, dst, n_threads)
+            return []
+        return geometry.data_plans(src.strides, dst.strides) + [
+            plan._replace(zero_source=True) for plan in geometry.padding_plans(dst.strides)]
 
-    return copy
+    return plans
 
 
-def _batch_to_space_copy(geometry: _BatchGeometry) -> Copier:
-    """The raw copy of batch_to_space: space_to_batch's data plans read
+def _batch_to_space_plans(geometry: _BatchGeometry):
+    """The plans of batch_to_space: space_to_batch's data plans read
     backwards (no padding: every result item comes from ``x``)."""
 
-    def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
+    def plans(src: np.ndarray, dst: np.ndarray):
         if dst.size == 0:
-            return
-        for plan in geometry.data_plans(dst.strides, src.strides):
-            CopyPlan(plan.extents, plan.dst_strides, plan.src_strides,
-                     tuple((d, s) for s, d in plan.parts)).run(src, dst, n_threads)
+            return []
+        return [CopyPlan(plan.extents, plan.dst_strides, plan.src_strides,
+                         tuple((d, s) for s, d in plan.parts))
+                for plan in geometry.data_plans(dst.strides, src.strides)]
 
-    return copy
+    return plans
 
 
 def _block_shape(block_shape: IntVector, ndim: int) -> Tuple[int, ...]:
@@ -473,7 +507,6 @@ def _check_batch_rank(x: np.ndarray) -> None:
         raise ValueError(f"x must have rank >= 2 ([batch, D1, ...]), got rank {x.ndim}")
 
 
-@arrays_in_out
 @fill_doc
 def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
                    pads_end: IntVector, *, out: Optional[np.ndarray] = None,
@@ -523,7 +556,26 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     array([[0, 2],
            [1, 3]])
     """
+    result = _fast_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out, num_threads,
+                        _prepare_space_to_batch)
+    if result is not None:
+        return result
+    return _batch_general(x, block_shape, pads_begin, pads_end, True, out=out,
+                          num_threads=num_threads)
+
+
+@arrays_in_out
+def _batch_general(x, block_shape, begin, end, to_batch, *, out=None, num_threads=None):
+    """The general path of :func:`space_to_batch` (``to_batch``) and
+    :func:`batch_to_space` (other libraries' arrays too)."""
     x = np.asarray(x)
+    prepare = _prepare_space_to_batch if to_batch else _prepare_batch_to_space
+    call = prepare(x, block_shape, begin, end)
+    return execute(x, call.result_shape, out, call.copy, num_threads,
+                   writes_zeros=call.writes_zeros)
+
+
+def _prepare_space_to_batch(x: np.ndarray, block_shape, pads_begin, pads_end) -> Prepared:
     _check_batch_rank(x)
     blocks = _block_shape(block_shape, x.ndim)
     begins = _margins(pads_begin, "pads_begin", x.ndim)
@@ -540,12 +592,10 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     result_shape = (batch * int(np.prod(blocks, dtype=object)), *grid)
     check_shape_fits(result_shape, x.dtype)
     geometry = _BatchGeometry(batch, x.shape[1:], grid, blocks[1:], begins[1:])
+    plans = _space_to_batch_plans(geometry)
+    return Prepared(result_shape, plans_copier(plans), plans, writes_zeros=True)
 
-    return execute(x, result_shape, out, _space_to_batch_copy(geometry), num_threads,
-                   writes_zeros=True)
 
-
-@arrays_in_out
 @fill_doc
 def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
                    crops_end: IntVector, *, out: Optional[np.ndarray] = None,
@@ -595,7 +645,15 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
     >>> fb.batch_to_space(np.array([[0, 2], [1, 3]]), [1, 2], [0, 1], [0, 0])
     array([[1, 2, 3]])
     """
-    x = np.asarray(x)
+    result = _fast_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out, num_threads,
+                        _prepare_batch_to_space)
+    if result is not None:
+        return result
+    return _batch_general(x, block_shape, crops_begin, crops_end, False, out=out,
+                          num_threads=num_threads)
+
+
+def _prepare_batch_to_space(x: np.ndarray, block_shape, crops_begin, crops_end) -> Prepared:
     _check_batch_rank(x)
     blocks = _block_shape(block_shape, x.ndim)
     begins = _margins(crops_begin, "crops_begin", x.ndim)
@@ -617,5 +675,5 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
     result_shape = (batch, *space)
     check_shape_fits(result_shape, x.dtype)
     geometry = _BatchGeometry(batch, space, x.shape[1:], blocks[1:], begins[1:])
-
-    return execute(x, result_shape, out, _batch_to_space_copy(geometry), num_threads)
+    plans = _batch_to_space_plans(geometry)
+    return Prepared(result_shape, plans_copier(plans), plans)

@@ -13,10 +13,12 @@ same way. A ``repeat`` axis
 that the input does not have is read with step 0, as Tile reads its
 repeats. Nothing is reshaped, transposed or copied through NumPy first.
 
-Two caches keep a small call cheap: the parsed pattern (checked once per
-pattern string and operation) and the per-shape recipe (elementary lengths,
-extents, result shape) keyed on the pattern, operation, input shape and the
-given lengths.
+Two caches keep the general path's call cheap: the parsed pattern (checked
+once per pattern string and operation) and the per-shape recipe (elementary
+lengths, extents, result shape) keyed on the pattern, operation, input
+shape and the given lengths. A call that repeats one before (the same
+pattern, lengths and input geometry) is run by the fast path
+(``_fastpath``) from its own cache.
 """
 from __future__ import annotations
 
@@ -27,8 +29,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _engine
+from ._copy_plan import CopyPlan, Prepared
 from ._docs import fill_doc
 from ._execute import execute
+from ._fastpath import REARRANGE, REPEAT
+from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._validate import check_integer, check_shape_fits
 
@@ -203,7 +208,8 @@ class _Recipe:
         self.dst_axes = dst_axes
         self.last_steps = (None, None, None)
 
-    def copy(self, src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
+    def steps(self, src: np.ndarray, dst: np.ndarray) -> tuple:
+        """``(src_steps, dst_steps)`` of the copy between these arrays."""
         strides = (src.strides, dst.strides)
         last_strides, src_steps, dst_steps = self.last_steps
         if strides != last_strides:
@@ -211,7 +217,14 @@ class _Recipe:
             src_steps = tuple([src_strides[axis] * factor for axis, factor in self.src_axes])
             dst_steps = tuple([dst.strides[axis] * factor for axis, factor in self.dst_axes])
             self.last_steps = (strides, src_steps, dst_steps)
+        return src_steps, dst_steps
+
+    def copy(self, src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
+        src_steps, dst_steps = self.steps(src, dst)
         _engine.copy(src, dst, self.extents, src_steps, dst_steps, ((0, 0),), n_threads)
+
+    def plans(self, src: np.ndarray, dst: np.ndarray) -> list:
+        return [CopyPlan(self.extents, *self.steps(src, dst))]
 
 
 def _expand_ellipsis(groups: tuple, names: tuple) -> list:
@@ -360,7 +373,20 @@ def checked_recipe(operation: str, shape: tuple, dtype: np.dtype, pattern,
     return recipe
 
 
-def _run(operation: str, x, pattern, out, num_threads, axes_lengths) -> np.ndarray:
+def _prepare_rearrange(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
+    recipe = checked_recipe("rearrange", x.shape, x.dtype, pattern, axes_lengths or {})
+    return Prepared(recipe.result_shape, recipe.copy, recipe.plans)
+
+
+def _prepare_repeat(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
+    recipe = checked_recipe("repeat", x.shape, x.dtype, pattern, axes_lengths or {})
+    return Prepared(recipe.result_shape, recipe.copy, recipe.plans)
+
+
+@arrays_in_out
+def _general(x, operation, pattern, *, out=None, num_threads=None, **axes_lengths) -> np.ndarray:
+    """The general path of :func:`rearrange` and :func:`repeat` (other
+    libraries' arrays too)."""
     x = np.asarray(x)
     recipe = checked_recipe(operation, x.shape, x.dtype, pattern, axes_lengths)
     return execute(x, recipe.result_shape, out, recipe.copy, num_threads)
@@ -370,7 +396,6 @@ def _run(operation: str, x, pattern, out, num_threads, axes_lengths) -> np.ndarr
 # Public functions
 # --------------------------------------------------------------------------
 
-@arrays_in_out
 @fill_doc
 def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
               num_threads: Optional[int] = None, **axes_lengths: int) -> np.ndarray:
@@ -419,10 +444,13 @@ def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     ...              h2=2, w2=2).shape
     (2, 12, 4, 4)
     """
-    return _run("rearrange", x, pattern, out, num_threads, axes_lengths)
+    result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
+                        out, num_threads, _prepare_rearrange)
+    if result is not None:
+        return result
+    return _general(x, "rearrange", pattern, out=out, num_threads=num_threads, **axes_lengths)
 
 
-@arrays_in_out
 @fill_doc
 def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
            num_threads: Optional[int] = None, **axes_lengths: int) -> np.ndarray:
@@ -460,4 +488,8 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     >>> fb.repeat(np.zeros((3, 4)), "h w -> (2 h) (w r)", r=3).shape
     (6, 12)
     """
-    return _run("repeat", x, pattern, out, num_threads, axes_lengths)
+    result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
+                        out, num_threads, _prepare_repeat)
+    if result is not None:
+        return result
+    return _general(x, "repeat", pattern, out=out, num_threads=num_threads, **axes_lengths)

@@ -141,7 +141,7 @@ def _depth_to_space_block(block, block_size, mode, data_format, num_threads):
 
 
 def _pattern_block(block, operation, pattern, lengths, num_threads):
-    return _rearrange._run(operation, block, pattern, None, num_threads, lengths)
+    return getattr(_rearrange, operation)(block, pattern, num_threads=num_threads, **lengths)
 
 
 def _tile_block(block, counts, num_threads, block_id=None):

@@ -1,14 +1,27 @@
-"""The common SpaceToDepth / DepthToSpace call, decided in C (``_fastpath``),
-gives exactly what the general path gives; every other call is left to it.
+"""Every front door's repeated call, run from the fast path's cache
+(``_fastpath``), gives exactly what the general path gives; every other
+call is left to it.
 
 A Python ``int`` block size takes the fast path where it can, a NumPy
-integer never does: the same call with both compares the two paths."""
+integer never does: the same call with both compares the two paths.
+tests/engine/test_fast_path_differential.py compares the paths on random
+calls of every front door."""
 import numpy as np
 import pytest
 
 import fastblock as fb
-from fastblock import _fastpath, _memory, _threads
+from fastblock import _api, _engine, _fastpath, _memory, _permute, _rearrange, _threads
 from reference import depth_to_space_ref, space_to_depth_ref
+
+
+def block_call(x, block_size, mode, data_format, out, num_threads, to_depth):
+    """The fast path's answer to a space_to_depth (``to_depth``) or
+    depth_to_space call: its result, or None (the general path's call)."""
+    if to_depth:
+        return _fastpath.call(_fastpath.SPACE_TO_DEPTH, (block_size, mode, data_format), x, out,
+                              num_threads, _api._prepare_space_to_depth)
+    return _fastpath.call(_fastpath.DEPTH_TO_SPACE, (block_size, mode, data_format), x, out,
+                          num_threads, _api._prepare_depth_to_space)
 
 # data_format spelling -> (the reference's name, rank or None)
 FORMATS = {
@@ -56,7 +69,7 @@ OPS = {"s2d": (fb.space_to_depth, True), "d2s": (fb.depth_to_space, False)}
 def test_fast_path_matches_reference_and_general_path(op_name, fmt, mode, bs):
     op, to_depth = OPS[op_name]
     x, expected = _case(to_depth, fmt, bs, mode)
-    fast = _fastpath.block_call(x, bs, mode, fmt, None, None, to_depth)
+    fast = block_call(x, bs, mode, fmt, None, None, to_depth)
     assert fast is not None
     _same(fast, expected)
     _same(op(x, bs, mode, fmt), expected)
@@ -81,7 +94,7 @@ def test_fast_path_every_plain_dtype(op_name, dtype):
     op, to_depth = OPS[op_name]
     for fmt, mode in (("channels_first", "blocks_first"), ("NHWC", "depth_first")):
         x, expected = _case(to_depth, fmt, 2, mode, dtype=dtype)
-        fast = _fastpath.block_call(x, 2, mode, fmt, None, None, to_depth)
+        fast = block_call(x, 2, mode, fmt, None, None, to_depth)
         assert fast is not None and fast.dtype == np.dtype(dtype)
         _same(fast, expected)
         _same(op(x, np.int64(2), mode, fmt), expected)
@@ -104,7 +117,7 @@ def test_fast_path_reads_strided_inputs(op_name):
     x, expected = _case(to_depth, "channels_first", 2, "DCR")
     for name, view in _views(x):
         assert np.array_equal(view, x), name
-        fast = _fastpath.block_call(view, 2, "DCR", "channels_first", None, None, to_depth)
+        fast = block_call(view, 2, "DCR", "channels_first", None, None, to_depth)
         assert fast is not None, name
         _same(fast, expected)
         _same(op(view, 2, "DCR"), expected)
@@ -116,7 +129,7 @@ def test_fast_path_writes_a_clear_out(op_name, order):
     op, to_depth = OPS[op_name]
     x, expected = _case(to_depth, "nchw", 2, "CRD")
     out = np.full(expected.shape, -1, x.dtype, order=order)
-    assert _fastpath.block_call(x, 2, "CRD", "NCHW", out, None, to_depth) is out
+    assert block_call(x, 2, "CRD", "NCHW", out, None, to_depth) is out
     assert np.array_equal(out, expected)
     out[...] = -1
     assert op(x, 2, "CRD", "NCHW", out=out) is out
@@ -144,7 +157,7 @@ def test_other_outs_take_the_general_path(op_name):
     x, expected = _case(to_depth, "channels_first", 2, "DCR",
                         dtype=np.dtype([("a", "i2"), ("b", "i2")]))
     for name, out, error in _outs_left_to_the_general_path(x, expected):
-        assert _fastpath.block_call(x, 2, "DCR", "channels_first", out, None, to_depth) is None, name
+        assert block_call(x, 2, "DCR", "channels_first", out, None, to_depth) is None, name
         if error is None:
             assert op(x, 2, out=out) is out, name
             assert out.tobytes() == expected.tobytes(), name
@@ -167,9 +180,9 @@ def _declined_calls(x):
     yield "rank 2", (x[0, 0],) + default[1:]
     for bs in (np.int64(2), True, 0, -1, 2 ** 70, 2.0, "2"):
         yield f"block_size {bs!r}", (x, bs) + default[2:]
-    for mode in ("Blocks_First", "nope", b"DCR", None):
+    for mode in ("nope", b"DCR", None):
         yield f"mode {mode!r}", (x, 2, mode) + default[3:]
-    for fmt in ("NCHW_VECT_C", "Nchw", "NCW", "NCDHW", b"NCHW", None):
+    for fmt in ("NCHW_VECT_C", "NCW", "NCDHW", b"NCHW", None):
         yield f"data_format {fmt!r}", (x, 2, "DCR", fmt, None, None)
     for n in (0, -1, 2.0, np.int64(2), True):
         yield f"num_threads {n!r}", default[:5] + (n,)
@@ -179,17 +192,17 @@ def _declined_calls(x):
 def test_uncommon_calls_take_the_general_path(op_name):
     to_depth = OPS[op_name][1]
     x, _ = _case(to_depth, "channels_first", 2, "DCR")
-    assert _fastpath.block_call(x, 2, "blocks_first", "channels_first", None, 2, to_depth) is not None
+    assert block_call(x, 2, "blocks_first", "channels_first", None, 2, to_depth) is not None
     for name, args in _declined_calls(x):
-        assert _fastpath.block_call(*args, to_depth) is None, name
+        assert block_call(*args, to_depth) is None, name
 
 
 def test_block_sizes_that_do_not_divide_take_the_general_path():
     x = np.zeros((1, 8, 4, 6), np.float32)
-    assert _fastpath.block_call(x, 3, "DCR", "NCHW", None, None, True) is None   # 4 % 3
-    assert _fastpath.block_call(x, 2, "DCR", "NCHW", None, None, False) is not None
-    assert _fastpath.block_call(x, 4, "DCR", "NCHW", None, None, False) is None  # 8 % 16
-    assert _fastpath.block_call(x, 3, "DCR", "NCHW", None, None, False) is None  # 8 % 9
+    assert block_call(x, 3, "DCR", "NCHW", None, None, True) is None   # 4 % 3
+    assert block_call(x, 2, "DCR", "NCHW", None, None, False) is not None
+    assert block_call(x, 4, "DCR", "NCHW", None, None, False) is None  # 8 % 16
+    assert block_call(x, 3, "DCR", "NCHW", None, None, False) is None  # 8 % 9
     with pytest.raises(ValueError, match="block_size"):
         fb.space_to_depth(x, 3)
     with pytest.raises(ValueError, match="block_size"):
@@ -244,3 +257,204 @@ def test_out_is_clear():
     read_only.flags.writeable = False
     assert not _memory.out_is_clear(read_only, x)
     assert not _memory.out_is_clear(np.broadcast_to(np.zeros(8, np.float32), (3, 8)), x)
+
+
+# ---------------------------------------------------------------------------
+# every front door: the cache
+
+def _front_door_calls():
+    """(name, call of x, x): one common call of each front door."""
+    x4 = np.arange(2 * 8 * 4 * 6, dtype=np.float32).reshape(2, 8, 4, 6)
+    x3 = np.arange(2 * 4 * 6, dtype=np.int16).reshape(2, 4, 6)
+    yield "space_to_depth", lambda x, **kw: fb.space_to_depth(x, 2, **kw), x4
+    yield "depth_to_space", lambda x, **kw: fb.depth_to_space(x, 2, "CRD", **kw), x4
+    yield "transpose", lambda x, **kw: fb.transpose(x, (0, 2, 3, 1), **kw), x4
+    yield "transpose default", lambda x, **kw: fb.transpose(x, **kw), x4
+    yield "pixel_shuffle", lambda x, **kw: fb.pixel_shuffle(x, 2, **kw), x4
+    yield "pixel_unshuffle", lambda x, **kw: fb.pixel_unshuffle(x, 2, "channels_last", **kw), x4
+    yield "space_to_batch", lambda x, **kw: fb.space_to_batch(x, [1, 2, 3], [0, 1, 0],
+                                                              [0, 1, 0], **kw), x3
+    yield "batch_to_space", lambda x, **kw: fb.batch_to_space(x, (1, 2, 1), (0, 1, 0),
+                                                              (0, 2, 0), **kw), x3
+    yield "tile", lambda x, **kw: fb.tile(x, [2, 1, 3], **kw), x3
+    yield "rearrange", lambda x, **kw: fb.rearrange(
+        x, "b c (h h2) (w w2) -> b (h2 w2 c) h w", h2=2, w2=2, **kw), x4
+    yield "repeat", lambda x, **kw: fb.repeat(x, "b h w -> b h w r", r=3, **kw), x3
+
+
+FRONT_DOORS = list(_front_door_calls())
+
+
+def _general(call, x, **kw):
+    with _fastpath.enabled(False):
+        return call(x, **kw)
+
+
+def _hits():
+    return _fastpath.stats()["hits"]
+
+
+@pytest.mark.parametrize("name, call, x", FRONT_DOORS, ids=[c[0] for c in FRONT_DOORS])
+def test_repeated_calls_run_from_the_cache(name, call, x):
+    expected = _general(call, x)
+    _same(call(x), expected)
+    before = _hits()
+    for _ in range(3):
+        _same(call(x), expected)
+    assert _hits() == before + 3
+    out = np.full(expected.shape, 7, x.dtype)
+    assert call(x, out=out, num_threads=2) is out
+    assert call(x, out=out, num_threads=2) is out
+    assert _hits() == before + 4
+    assert np.array_equal(out, expected)
+
+
+@pytest.mark.parametrize("name, call, x", FRONT_DOORS, ids=[c[0] for c in FRONT_DOORS])
+def test_a_stored_call_serves_only_its_own_geometry(name, call, x):
+    """Same shape, other strides, alignment or dtype: another key each,
+    every result right."""
+    _same(call(x), _general(call, x))
+    raw = np.zeros(x.nbytes + 8, np.uint8)
+    unaligned = raw[3:3 + x.nbytes].view(x.dtype).reshape(x.shape)
+    unaligned[...] = x
+    twin = np.dtype(x.dtype.str.replace("f", "i").replace("i2", "u2"))
+    for variant in (np.asfortranarray(x), x[::-1], unaligned, x.view(twin),
+                    np.ascontiguousarray(x[..., ::-1])[..., ::-1]):
+        for _ in range(2):
+            _same(call(variant), _general(call, variant))
+
+
+def test_tuning_changes_retire_stored_plans():
+    x = np.arange(4 * 8 * 8, dtype=np.uint8).reshape(1, 4, 8, 8)
+    expected = _general(lambda v: fb.space_to_depth(v, 2, "CRD", "NHWC"), x)
+    _same(fb.space_to_depth(x, 2, "CRD", "NHWC"), expected)
+    for settings in ({"simd": False}, {"shuffle_min_bytes": 0}, {"stream_min_bytes": 0}, {}):
+        with _engine.tune(**settings):
+            for _ in range(2):
+                _same(fb.space_to_depth(x, 2, "CRD", "NHWC"), expected)
+    assert _engine.stored_plan_count() <= 64
+
+
+def test_stored_plans_are_bounded_and_go_to_new_calls():
+    limit = _engine.STORED_PLANS_LIMIT
+    for n in range(1, 3 * limit):
+        x = np.zeros((n, 3), np.uint8)
+        assert np.array_equal(fb.transpose(x), x.T)
+        assert 0 < _engine.stored_plan_count() <= limit
+    # The latest calls hold stored plans: older entries made room.
+    x = np.zeros((3 * limit, 3), np.uint8)
+    fb.transpose(x)
+    assert _engine.stored_plan_count() <= limit
+    _fastpath.clear()
+    assert _fastpath.stats()["entries"] == 0
+
+
+def test_the_switch():
+    x = np.zeros((2, 3), np.float32)
+    assert _fastpath.enabled()
+    with _fastpath.enabled(False):
+        assert not _fastpath.enabled()
+        before = _hits()
+        fb.transpose(x)
+        fb.transpose(x)
+        assert _hits() == before
+        assert _fastpath.call(_fastpath.TRANSPOSE, (None,), x, None, None,
+                              _permute._prepare_transpose) is None
+    assert _fastpath.enabled()
+
+
+def _declined_front_door_calls():
+    """(name, arguments of _fastpath.call) that the fast path leaves to
+    the general path, each a call the general path also takes or refuses."""
+    x = np.zeros((2, 4, 6), np.float32)
+    t = _permute._prepare_transpose
+    yield "numpy integer axes", (_fastpath.TRANSPOSE, ((np.int64(0), 1, 2),), x, None, None, t)
+    yield "bool axis", (_fastpath.TRANSPOSE, ((True, 0, 2),), x, None, None, t)
+    yield "float axis", (_fastpath.TRANSPOSE, ((1.0, 0, 2),), x, None, None, t)
+    yield "array axes", (_fastpath.TRANSPOSE, (np.array([1, 0, 2]),), x, None, None, t)
+    yield "nested list", (_fastpath.TRANSPOSE, ([[1, 0, 2]],), x, None, None, t)
+    yield "bad axes", (_fastpath.TRANSPOSE, ((0, 0, 2),), x, None, None, t)
+    if hasattr(np.dtypes, "StringDType"):
+        yield "StringDType", (_fastpath.TRANSPOSE, (None,),
+                              np.zeros((2, 3), np.dtypes.StringDType()), None, None, t)
+    yield "object", (_fastpath.TRANSPOSE, (None,), np.zeros((2, 3), object), None, None, t)
+    yield "empty", (_fastpath.TRANSPOSE, (None,), np.zeros((2, 0)), None, None, t)
+    yield "empty result", (_fastpath.TILE, ((0,),), x, None, None, _api._prepare_tile)
+    yield "rank 33", (_fastpath.TRANSPOSE, (None,), np.zeros((1,) * 33), None, None, t)
+    yield "float length", (_fastpath.REPEAT, ("h w c -> h w c r", {"r": 2.0}), x, None, None,
+                           _rearrange._prepare_repeat)
+    yield "bool length", (_fastpath.REPEAT, ("h w c -> h w c r", {"r": True}), x, None, None,
+                          _rearrange._prepare_repeat)
+    yield "bad pattern", (_fastpath.REARRANGE, ("h w -> w h",), x, None, None,
+                          _rearrange._prepare_rearrange)
+    yield "float block", (_fastpath.SPACE_TO_BATCH, ([1, 2.0, 1], (0, 0, 0), (0, 0, 0)), x, None,
+                          None, _permute._prepare_space_to_batch)
+
+
+@pytest.mark.parametrize("name, arguments", list(_declined_front_door_calls()),
+                         ids=[c[0] for c in _declined_front_door_calls()])
+def test_declined_front_door_calls(name, arguments):
+    assert _fastpath.call(*arguments) is None
+
+
+def test_lists_and_tuples_share_a_key():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    expected = _general(lambda v: fb.tile(v, (1, 2, 1)), x)
+    _same(fb.tile(x, (1, 2, 1)), expected)
+    before = _hits()
+    _same(fb.tile(x, [1, 2, 1]), expected)
+    assert _hits() == before + 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: fb.transpose(x, (1, 0, 2, 3)),            # a length-1 axis moved
+    lambda x: fb.rearrange(x, "a b c d -> a b c d"),     # identity
+    lambda x: fb.space_to_depth(x, 1),
+    lambda x: fb.repeat(x, "a b c d -> a b c d"),
+])
+def test_an_unmoved_order_is_one_contiguous_copy(call):
+    x = np.arange(64 * 256, dtype=np.float32).reshape(1, 64, 16, 16)
+    result = call(x)
+    assert np.array_equal(result.reshape(-1), x.reshape(-1))
+    # The copy the engine plans: one axis contiguous on both sides.
+    for op, args, prepare in ((_fastpath.TRANSPOSE, ((1, 0, 2, 3),), _permute._prepare_transpose),
+                              (_fastpath.REARRANGE, ("a b c d -> a b c d",),
+                               _rearrange._prepare_rearrange)):
+        prepared = prepare(x, *args)
+        plan, = prepared.plans(x, np.empty(prepared.result_shape, x.dtype))
+        shape = _engine.describe(plan.extents, plan.src_strides, plan.dst_strides, 4)
+        assert shape["kernel"] == "block" and shape["rows"] == 1, shape
+        assert shape["row_items"] * shape["width"] * np.prod(shape["loop"]) == x.nbytes
+
+
+def test_threads_share_the_cache_while_it_is_cleared():
+    """Calls from several threads hit, miss and store while another thread
+    empties the cache: every result stays right (an entry lives as long as
+    a call runs it)."""
+    import threading
+    inputs = [np.arange(n * 24, dtype=np.float32).reshape(n, 4, 6) for n in (1, 2, 3, 40)]
+    expected = [np.ascontiguousarray(x.transpose(2, 0, 1)) for x in inputs]
+    failures = []
+    stop = threading.Event()
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(2000):
+            i = int(rng.integers(len(inputs)))
+            if not np.array_equal(fb.transpose(inputs[i], (2, 0, 1)), expected[i]):
+                failures.append(i)
+
+    def clearer():
+        while not stop.is_set():
+            _fastpath.clear()
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(3)]
+    wiper = threading.Thread(target=clearer)
+    wiper.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    wiper.join()
+    assert not failures

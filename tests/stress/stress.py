@@ -15,7 +15,11 @@ then under random settings of its knobs (byte shuffles off / 16-byte /
 off; fault ahead forced, with the calling thread's hand-over on or off;
 threads forced at any size; the NCHW_VECT_C paths; prefetch; the thread
 policy off, or every team's last helper made late so that teams shrink and
-are probed again), with 1 to 3 threads. Sources and ``out=`` arrays are views (C, Fortran, permuted,
+are probed again; the front doors' fast path off, so the call takes the
+general path), with 1 to 3 threads. Where the fast path is on, each run
+calls twice: the second call runs from the fast path's cache
+(``--fast-path on|off`` forces it for every run). Sources and ``out=``
+arrays are views (C, Fortran, permuted,
 stepped, reversed, byte-offset so unaligned) placed flush against an
 inaccessible page at their first or last byte, so a load or store outside
 them faults at once. Checked for every run: the result's bytes, shape and
@@ -54,7 +58,7 @@ if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 
 import fastblock as fb  # noqa: E402
-from fastblock import _engine  # noqa: E402
+from fastblock import _engine, _fastpath  # noqa: E402
 from reference import (  # noqa: E402
     batch_to_space_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref)
 from einops_patterns import draw_pattern  # noqa: E402
@@ -567,7 +571,20 @@ KNOBS = {
                   "team_cold_late_ns": 100_000,
                   "team_backoff_min_ns": 50_000, "team_backoff_max_ns": 2_000_000}),
     ],
+    # The front doors' fast path (fastblock._fastpath), not an engine setting.
+    "fastpath": [
+        ("default", {}),
+        ("off", {}),
+    ],
 }
+# --fast-path: "on" or "off" for every run, else None (the knob as drawn).
+FORCED_FAST_PATH = [None]
+
+
+def fast_path_on(settings: dict) -> bool:
+    if FORCED_FAST_PATH[0] is not None:
+        return FORCED_FAST_PATH[0] == "on"
+    return settings.get("fastpath", "default") == "default"
 
 
 def apply(settings: dict) -> None:
@@ -575,6 +592,7 @@ def apply(settings: dict) -> None:
     for knob, label in settings.items():
         values.update(dict(KNOBS[knob])[label])
     _engine.tune(**values)
+    _fastpath.enabled(fast_path_on(settings))
 
 
 def restore() -> None:
@@ -647,8 +665,21 @@ def check_run(case: Case, run: Run, fill_rng) -> str | None:
     apply(run.settings)
     try:
         result = case.call(x, out, run.threads)
+        problems = check_result(case, result, expected, out, out_buffer, out_before)
+        if not problems and fast_path_on(run.settings):
+            # The same call again: from the fast path's cache where it took it.
+            result = case.call(x, out, run.threads)
+            problems = [f"{problem} (on the call repeated)" for problem in
+                        check_result(case, result, expected, out, out_buffer, out_before)]
     finally:
         restore()
+    if x_buffer is not None and not np.array_equal(x_buffer, x_before):
+        problems.append("the source was written")
+    return "; ".join(problems) or None
+
+
+def check_result(case: Case, result, expected, out, out_buffer, out_before) -> list:
+    """What is wrong with one call's result (and ``out``'s buffer)."""
     problems = []
     if out is not None and result is not out:
         problems.append("the result is not out")
@@ -672,9 +703,7 @@ def check_run(case: Case, run: Run, fill_rng) -> str | None:
         if not np.array_equal(out_buffer, want_buffer):
             outside = np.flatnonzero(out_buffer != want_buffer)
             problems.append(f"out's buffer differs at {len(outside)} bytes (first byte {outside[0]})")
-    if x_buffer is not None and not np.array_equal(x_buffer, x_before):
-        problems.append("the source was written")
-    return "; ".join(problems) or None
+    return problems
 
 
 def describe_case(case: Case) -> str:
@@ -683,6 +712,8 @@ def describe_case(case: Case) -> str:
 
 def replay_line(seed, index, r, case, run) -> str:
     threads = "" if THREAD_CHOICES == [1, 2, 3] else f" --threads {','.join(map(str, THREAD_CHOICES))}"
+    if FORCED_FAST_PATH[0] is not None:
+        threads += f" --fast-path {FORCED_FAST_PATH[0]}"
     return (f"python tests/stress/stress.py --replay {seed}:{index}:{r}{threads}   "
             f"# {describe_case(case)} {run.describe()}")
 
@@ -742,15 +773,16 @@ def worker(seed: int, start: int, deadline: float, status_path: str) -> int:
     return 0
 
 
-def supervise(seed: int, seconds: float, jobs: int, threads: str) -> int:
+def supervise(seed: int, seconds: float, jobs: int, threads: str, fast_path: str | None = None) -> int:
     """Workers over seeds seed, seed + 1, ... (one per job) until the time
     is up; restart a worker after a crash, past the case that crashed."""
     deadline = time.time() + seconds
     with tempfile.TemporaryDirectory(prefix="fastblock-stress-") as tmp:
-        return _supervise_in(seed, jobs, threads, deadline, tmp)
+        return _supervise_in(seed, jobs, threads, deadline, tmp, fast_path)
 
 
-def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str) -> int:
+def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str,
+                  fast_path: str | None = None) -> int:
     """supervise's work, its status files in ``tmp``."""
     started = time.time()
     slots = [{"seed": seed + j, "next": 0, "proc": None, "status": os.path.join(tmp, f"status{j}")}
@@ -761,7 +793,8 @@ def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str)
     def start(slot):
         slot["proc"] = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", f"{slot['seed']}:{slot['next']}",
-             "--deadline", repr(deadline), "--status", slot["status"], "--threads", threads],
+             "--deadline", repr(deadline), "--status", slot["status"], "--threads", threads]
+            + (["--fast-path", fast_path] if fast_path else []),
             stdout=subprocess.PIPE, text=True)
 
     for slot in slots:
@@ -815,11 +848,15 @@ def main(argv=None) -> int:
                         help="thread counts the runs draw from (default 1,2,3; part of a case's draw)")
     parser.add_argument("--knobs", help="with --replay: knob settings to impose, as "
                         "'shuffles=off,streaming=all' (see KNOBS)")
+    parser.add_argument("--fast-path", choices=["on", "off"],
+                        help="the front doors' fast path on or off for every run (default: the "
+                             "fastpath knob as drawn, on in the first run of each case)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--status", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     THREAD_CHOICES[:] = [int(t) for t in args.threads.split(",")]
+    FORCED_FAST_PATH[0] = args.fast_path
     if args.worker:
         seed, start = (int(v) for v in args.worker.split(":"))
         return worker(seed, start, args.deadline, args.status)
@@ -844,9 +881,9 @@ def main(argv=None) -> int:
         print("ok" if not failures else f"{len(failures)} failed")
         return 1 if failures else 0
     seed = commit_seed() if args.seed is None else args.seed
-    print(f"stress: seed {seed}, {args.seconds:.0f} s, {args.jobs} job(s), threads {args.threads}",
-          flush=True)
-    return supervise(seed, args.seconds, args.jobs, args.threads)
+    print(f"stress: seed {seed}, {args.seconds:.0f} s, {args.jobs} job(s), threads {args.threads}, "
+          f"fast path {args.fast_path or 'drawn'}", flush=True)
+    return supervise(seed, args.seconds, args.jobs, args.threads, args.fast_path)
 
 
 if __name__ == "__main__":

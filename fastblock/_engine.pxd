@@ -1,0 +1,14 @@
+# What the other modules of fastblock cimport from the engine: a stored
+# program (_engine_program.pxi), run from the front doors' cache.
+cimport numpy as cnp
+
+
+cdef class CopyProgram:
+    cdef int n_copies
+    cdef void* copies           # StoredCopy[n_copies]
+    cdef char* zero             # one zero item, for copies that read it
+    cdef cnp.npy_intp itemsize
+    cdef unsigned long generation
+
+    cdef bint is_current(self) noexcept
+    cdef int run(self, char* src, char* dst, int num_threads) except -1

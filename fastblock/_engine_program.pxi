@@ -1,0 +1,175 @@
+# Stored programs: an operator's whole copy between an input and a result
+# of fixed shapes, strides and item size, planned once and run many times
+# (the front doors' cache, _fastpath.pyx).
+#
+# build_plan moves the base pointers where a destination step is negative;
+# a stored plan keeps those moves as offsets, so it runs between any arrays
+# of the same geometry. Only plans that do not depend on where the
+# destination lies are stored: build_plan asks whether the destination's
+# pages are resident (to stream, or to fault ahead) from the smaller of
+# those thresholds on, and a copy that large is planned again at each run
+# (a few microseconds against a copy of 4 MiB or more).
+
+cdef enum:
+    # Plans stored by all programs together (a Plan is about 60 KB).
+    STORED_PLANS_MAX = 64
+    # A stored copy this small runs with the GIL held: releasing and taking
+    # it back costs a tenth of a 64-byte call, and the copy itself under
+    # 0.2 us (4 KiB at memory speed).
+    GIL_HELD_MAX_BYTES = 4096
+
+cdef intp stored_plans = 0
+
+
+cdef struct StoredCopy:
+    int ndim
+    bint from_zero              # reads the program's zero item, not the source
+    bint empty                  # an extent is 0, or no part: nothing to copy
+    intp n_parts
+    # extents, source steps, destination steps (ndim each), then the
+    # parts' source offsets and destination offsets (n_parts each)
+    intp* axes
+    Plan* plan                  # NULL: planned at each run
+    intp src_shift, dst_shift   # the stored plan's moves of the base pointers
+
+
+cdef class CopyProgram:
+    """Copies between a source and a destination of fixed geometry, in
+    order: each an iteration over shared axes with a byte step per side
+    (and per-part offsets, as :func:`copy` takes them), reading the source
+    or, for ``zero_source`` copies, one zero item of the destination's item
+    size (space_to_batch's padding). Built from a sequence of
+    ``(extents, src_strides, dst_strides, parts, zero_source)`` (CopyPlan)
+    and a source and destination of the geometry it will run between,
+    whose data it does not touch. The caller guarantees what :func:`copy`
+    asks of every later run."""
+
+    def __cinit__(self, plans, cnp.ndarray src not None, cnp.ndarray dst not None):
+        cdef StoredCopy* copies
+        cdef StoredCopy* c
+        cdef int i, k
+        cdef intp total
+        cdef char* base
+        cdef char* src_start
+        cdef char* dst_start
+        cdef char* dst_data = <char*>cnp.PyArray_DATA(dst)
+        global stored_plans
+        self.itemsize = cnp.PyArray_ITEMSIZE(dst)
+        self.generation = tuning_generation
+        if cnp.PyArray_ITEMSIZE(src) != self.itemsize:
+            raise ValueError("fastblock: source and destination item sizes differ")
+        plans = list(plans)
+        copies = <StoredCopy*>calloc(max(len(plans), 1), sizeof(StoredCopy))
+        if copies == NULL:
+            raise MemoryError()
+        self.copies = copies
+        self.n_copies = len(plans)
+        for i, plan in enumerate(plans):
+            extents, src_strides, dst_strides, parts, zero_source = plan
+            c = &copies[i]
+            c.ndim = len(extents)
+            c.n_parts = len(parts)
+            if c.ndim > MAX_INPUT_AXES or len(src_strides) != c.ndim or len(dst_strides) != c.ndim:
+                raise ValueError(f"fastblock: {c.ndim} axes in one copy, at most {MAX_INPUT_AXES}, "
+                                 f"with a step each side")
+            c.axes = <intp*>malloc((3 * c.ndim + 2 * c.n_parts + 1) * sizeof(intp))
+            if c.axes == NULL:
+                raise MemoryError()
+            total = self.itemsize
+            c.empty = c.n_parts == 0
+            for k in range(c.ndim):
+                c.axes[k] = extents[k]
+                c.axes[c.ndim + k] = src_strides[k]
+                c.axes[2 * c.ndim + k] = dst_strides[k]
+                c.empty = c.empty or extents[k] == 0
+                if not c.empty:
+                    total *= c.axes[k]
+            for k, (src_offset, dst_offset) in enumerate(parts):
+                c.axes[3 * c.ndim + k] = src_offset
+                c.axes[3 * c.ndim + c.n_parts + k] = dst_offset
+            c.from_zero = bool(zero_source)
+            if c.from_zero and self.zero == NULL:
+                self.zero = <char*>calloc(self.itemsize, 1)
+                if self.zero == NULL:
+                    raise MemoryError()
+            base = self.zero if c.from_zero else <char*>cnp.PyArray_DATA(src)
+            if c.empty or stored_plans >= STORED_PLANS_MAX \
+                    or total >= imin(tuning.stream_min_bytes, tuning.fault_ahead_min_bytes):
+                continue
+            c.plan = <Plan*>malloc(sizeof(Plan))
+            if c.plan == NULL:
+                raise MemoryError()
+            stored_plans += 1
+            src_start = base
+            dst_start = dst_data
+            if not build_plan(c.plan, c.ndim, c.axes, c.axes + c.ndim, c.axes + 2 * c.ndim,
+                              self.itemsize, c.n_parts, &src_start, &dst_start) \
+                    or c.plan.stream or c.plan.fault_ahead:
+                free(c.plan)
+                c.plan = NULL
+                stored_plans -= 1
+                continue
+            c.plan.src_offsets = c.axes + 3 * c.ndim
+            c.plan.dst_offsets = c.axes + 3 * c.ndim + c.n_parts
+            c.plan.dst_end = NULL       # read only to stream or fault ahead
+            c.src_shift = src_start - base
+            c.dst_shift = dst_start - dst_data
+
+    def __dealloc__(self):
+        cdef StoredCopy* copies = <StoredCopy*>self.copies
+        cdef int i
+        global stored_plans
+        if copies != NULL:
+            for i in range(self.n_copies):
+                if copies[i].plan != NULL:
+                    free(copies[i].plan)
+                    stored_plans -= 1
+                free(copies[i].axes)
+            free(copies)
+        free(self.zero)
+
+    cdef bint is_current(self) noexcept:
+        """Whether the stored plans were chosen with the settings now in force."""
+        return self.generation == tuning_generation
+
+    cdef int run(self, char* src, char* dst, int num_threads) except -1:
+        cdef StoredCopy* c
+        cdef char* base
+        cdef bint current = self.generation == tuning_generation
+        cdef int i
+        for i in range(self.n_copies):
+            c = &(<StoredCopy*>self.copies)[i]
+            if c.empty:
+                continue
+            base = self.zero if c.from_zero else src
+            if c.plan != NULL and current:
+                if c.plan.total_bytes * c.plan.n_parts < GIL_HELD_MAX_BYTES:
+                    run_plan(c.plan, dst + c.dst_shift, base + c.src_shift, num_threads)
+                else:
+                    with nogil:
+                        run_plan(c.plan, dst + c.dst_shift, base + c.src_shift, num_threads)
+            else:
+                copy_parts(base, dst, c.ndim, c.axes, c.axes + c.ndim, c.axes + 2 * c.ndim,
+                           self.itemsize, c.n_parts, c.axes + 3 * c.ndim,
+                           c.axes + 3 * c.ndim + c.n_parts, num_threads)
+        return 0
+
+    def run_arrays(self, cnp.ndarray src not None, cnp.ndarray dst not None, int num_threads=1):
+        """Run the program from ``src`` into ``dst`` (of the geometry it was
+        built for: the caller's guarantee)."""
+        self.run(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), num_threads)
+
+    @property
+    def stored_plans(self):
+        """How many of the program's copies run a stored plan."""
+        cdef int i
+        return sum([(<StoredCopy*>self.copies)[i].plan != NULL for i in range(self.n_copies)])
+
+
+def stored_plan_count():
+    """Plans stored by all live programs together (at most STORED_PLANS_LIMIT)."""
+    return stored_plans
+
+
+#: The most plans all programs together store; later programs plan each run.
+STORED_PLANS_LIMIT = STORED_PLANS_MAX

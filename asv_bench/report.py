@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
-REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes")
+        parser.error("name a report: " + ", ".join(f"--{name}" for name in REPORTS) + " or --all")
 
     import fastblock as fb  # here, so that --help works without a build
     import numpy as np

@@ -7,6 +7,8 @@ the structure is checked here, not the speeds."""
 import argparse
 import os
 import re
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -256,3 +258,11 @@ def test_options():
     assert pl.config_from(parser.parse_args([])) == pl.Config()
     with pytest.raises(SystemExit, match="unknown operator: spin"):
         pl.config_from(parser.parse_args(["--ops", "tile,spin"]))
+
+
+def test_report_script_lists_every_report_when_none_is_named():
+    report = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "asv_bench", "report.py")
+    result = subprocess.run([sys.executable, report], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "--pipeline" in result.stderr and "--sizes" in result.stderr

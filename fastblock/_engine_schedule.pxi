@@ -25,10 +25,13 @@ cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcep
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
     cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
     cdef PlanChunks chunks
-    if num_threads <= 1 or copy_bytes < tuning.parallel_min_bytes or p.n_iter < 2:
+    cdef int team = 1
+    if num_threads > 1 and copy_bytes >= tuning.parallel_min_bytes and p.n_iter >= 2:
+        team = fb_team_size(num_threads)
+    if team <= 1:
         run_range(p, dst, src, 0, p.n_iter)
         return
-    n_chunks = num_threads * CHUNKS_PER_THREAD
+    n_chunks = team * CHUNKS_PER_THREAD
     if p.fault_ahead:
         # Units small enough for the calling thread to fault just ahead.
         n_chunks = imax(n_chunks, copy_bytes // tuning.fault_unit_bytes)
@@ -38,8 +41,8 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
     chunks.src = src
     chunks.base = p.n_iter // n_chunks
     chunks.extra = p.n_iter % n_chunks
-    run_units(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks,
-              <int>imin(num_threads, n_chunks), p.fault_ahead)
+    run_team(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks,
+             <int>imin(team, n_chunks), num_threads, p.fault_ahead)
 
 
 # Who takes the faults: the calling thread, ahead of the others.
@@ -95,14 +98,21 @@ cdef inline void fault_units(FaultTeam* team, const void* job, UnitRunner run_un
 
 cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
                     int num_threads, bint fresh) noexcept nogil:
-    """Run ``n_units`` units on up to ``num_threads`` threads (as many as the
-    thread policy allows now, team.h), taken in order as threads come free;
-    where the result is ``fresh`` (its plans fault ahead), the calling
-    thread takes the faults (above)."""
+    """Run ``n_units`` units on up to ``num_threads`` threads, as many as
+    the thread policy allows now (team.h): see run_team."""
+    run_team(job, run_unit, n_units, unit_bytes, fb_team_size(num_threads), num_threads, fresh)
+
+
+cdef void run_team(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
+                   int n_threads, int wanted, bint fresh) noexcept nogil:
+    """Run ``n_units`` units on ``n_threads`` threads (the thread policy's
+    answer for a call that asked for ``wanted``), taken in order as threads
+    come free; where the result is ``fresh`` (its plans fault ahead), the
+    calling thread takes the faults (above)."""
     cdef FaultTeam team
     cdef FbTeamRun run
     cdef intp unit, ahead
-    cdef int thread, n_threads = fb_team_size(num_threads)
+    cdef int thread
     cdef bint caller_faults, took
     if n_threads <= 1:
         for unit in range(n_units):
@@ -148,4 +158,4 @@ cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp uni
             if caller_faults:
                 fault_units(&team, job, run_unit, fb_load(&team.promised))
             fb_team_caller_done(&run)
-    fb_team_finish(&run, n_threads, num_threads)
+    fb_team_finish(&run, n_threads, wanted)

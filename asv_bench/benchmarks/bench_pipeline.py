@@ -22,8 +22,8 @@ METHODS = list(pipeline.start_methods())
 OPERATORS = ["space_to_depth", "transpose", "rearrange"]
 CONFIG = pipeline.Config(operators=tuple(OPERATORS), sizes=("224",),
                          variants=(pipeline.FASTBLOCK, pipeline.ONE_THREAD, pipeline.NUMPY),
-                         seconds=0.1 if QUICK else 0.5, warmup=0.05 if QUICK else 0.2,
-                         copy=False)
+                         seconds=0.1 if QUICK else 0.3, warmup=0.05 if QUICK else 0.1,
+                         copy=False, rounds=1 if QUICK else 3)
 
 
 class Pipeline:

@@ -8,7 +8,9 @@ core, each transforming a stream of samples. This report reproduces that:
   exists), from a parent that has imported fastblock and made no threaded
   call, as a user's script would be. All K workers run the same case at the
   same time: they meet at a barrier, warm up for a short time (a
-  long-running pipeline is warm), then count calls for a fixed time. A case
+  long-running pipeline is warm), then count calls for a fixed time; a
+  case's variants take turns, three rounds by default, and each shows its
+  median round (a machine that drifts meets every variant alike). A case
   is one front door on one per-sample input, called one of four ways:
 
   - ``fastblock``: default settings;
@@ -296,9 +298,10 @@ class Config(NamedTuple):
     sizes: Tuple[str, ...] = tuple(size.name for size in SIZES)
     variants: Tuple[str, ...] = VARIANTS
     workers: Optional[int] = None    # None: the usable cores
-    seconds: float = 0.4             # counted, per case and variant
-    warmup: float = 0.2              # before counting, per case and variant
+    seconds: float = 0.2             # counted, per case, variant and round
+    warmup: float = 0.05             # before counting, per case, variant and round
     copy: bool = True                # the copy row of each size
+    rounds: int = 3                  # each case's variants in turn, this many times (medians)
 
 
 # (operator, size name, variant); the copy row is (COPY, size name, COPY).
@@ -311,13 +314,16 @@ BARRIER_SECONDS = 30.0
 
 
 def make_plan(config: Config, with_torch: bool) -> List[Key]:
+    """The cases in the order the workers run them: per size the copy row,
+    then per operator its variants in turn, ``config.rounds`` times over (so
+    a machine that drifts meets every variant alike)."""
     variants = [v for v in config.variants if v != TORCH or with_torch]
     plan: List[Key] = []
     for size_name in config.sizes:
         if config.copy:
-            plan.append((COPY, size_name, COPY))
+            plan += [(COPY, size_name, COPY)] * config.rounds
         for operator in config.operators:
-            plan += [(operator, size_name, variant) for variant in variants]
+            plan += [(operator, size_name, variant) for variant in variants] * config.rounds
     return plan
 
 
@@ -400,12 +406,24 @@ def run_pipeline(method: str, config: Config = Config()) -> Dict[Key, Rate]:
             per_worker = pending.get(timeout)
         except mp.TimeoutError:
             raise TimeoutError(f"{method} pipeline: no result within {timeout:.0f} s") from None
-    rates = {}
+    rounds: Dict[Key, List[Rate]] = {}
     for index, key in enumerate(plan):
         cells = [worker[index] for worker in per_worker]
         errors = sorted({error for _, error in cells if error})
-        rates[key] = Rate(() if errors else tuple(rate for rate, _ in cells), "; ".join(errors))
-    return rates
+        rounds.setdefault(key, []).append(
+            Rate(() if errors else tuple(rate for rate, _ in cells), "; ".join(errors)))
+    return {key: median_round(rates) for key, rates in rounds.items()}
+
+
+def median_round(rates: Sequence[Rate]) -> Rate:
+    """Of one case's rounds, the one whose total is the median (the lower
+    middle one of an even count); a round with an error wins, so that it is
+    reported."""
+    failed = [rate for rate in rates if rate.error]
+    if failed:
+        return failed[0]
+    ordered = sorted(rates, key=lambda rate: rate.total)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def pipeline_seconds(config: Config, n_cases: Optional[int] = None) -> float:
@@ -673,9 +691,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--workers", type=int, default=None,
                        help="worker processes (default: the usable cores)")
     group.add_argument("--seconds", type=float, default=None,
-                       help="seconds counted per case and variant (default 0.4; --quick 0.2)")
+                       help="seconds counted per case, variant and round (default 0.2)")
     group.add_argument("--warmup", type=float, default=None,
-                       help="seconds of calls before counting (default 0.2; --quick 0.1)")
+                       help="seconds of calls before counting (default 0.05)")
+    group.add_argument("--rounds", type=int, default=None,
+                       help="each case's variants in turn this many times, medians "
+                            "(default 3; --quick 1)")
     group.add_argument("--ops", default=None,
                        help=f"comma-separated subset of {', '.join(OPERATORS)}")
     group.add_argument("--samples", default=None,
@@ -691,7 +712,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--plot", default="pipeline.png", metavar="PATH",
                        help="PNG of the pipeline's throughput (default pipeline.png; '' for none)")
     group.add_argument("--quick", action="store_true",
-                       help="two sizes and shorter durations (under a minute on 2 cores)")
+                       help="two sizes and one round (under a minute on 2 cores)")
 
 
 def _subset(text: Optional[str], allowed: Sequence[str], what: str) -> Optional[Tuple[str, ...]]:
@@ -713,8 +734,9 @@ def config_from(args) -> Config:
     return Config(operators=operators or OPERATORS, variants=variants or VARIANTS,
                   sizes=sizes or (("224", "nhwc") if quick else Config().sizes),
                   workers=getattr(args, "workers", None),
-                  seconds=seconds if seconds is not None else (0.2 if quick else 0.4),
-                  warmup=warmup if warmup is not None else (0.1 if quick else 0.2))
+                  seconds=seconds if seconds is not None else Config().seconds,
+                  warmup=warmup if warmup is not None else Config().warmup,
+                  rounds=getattr(args, "rounds", None) or (1 if quick else Config().rounds))
 
 
 def report(args=None) -> Dict[str, object]:
@@ -733,7 +755,8 @@ def report(args=None) -> Dict[str, object]:
                                                      seconds=config.seconds / 2,
                                                      warmup=config.warmup / 2)))
     print(f"Pipeline: {workers} worker processes per start method, all on the same case at "
-          f"once; {config.warmup:g} s warm-up, {config.seconds:g} s counted per case "
+          f"once; {config.warmup:g} s warm-up, {config.seconds:g} s counted per case and "
+          f"variant, the variants in turn {config.rounds} time(s), the median round shown "
           f"({'with' if with_torch else 'no'} torch; about {estimate:.0f} s in all). "
           f"Each start method runs from a fresh parent that imported fastblock and made no call.")
     results: Dict[str, Dict[Key, Rate]] = {}

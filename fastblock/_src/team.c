@@ -141,7 +141,7 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     if (!fb_team_settings.adaptive)
         return;
     cap = TEAM_LOAD(&policy.cap);
-    if (wait >= late && 2 * wait > work) {
+    if (wait >= late && 4 * wait > work) {
         /* Late: the threads that came in time, for a back-off period; a
            whole team only once late_streak runs in a row were late. */
         TEAM_ADD(&policy.late_runs, 1);

@@ -8,8 +8,11 @@
    has not yet left the last one (GNU OpenMP starts a team only once every
    pool thread is back). So each team run reports how long the calling
    thread waited for its helpers, at either end (not counting the start
-   of new helper threads); a run whose helpers came late
-   caps the team at the threads that came in time, for a back-off period,
+   of new helper threads). A run is late when that wait passes a threshold
+   (below) and a quarter of the caller's own work: with 4 units a thread,
+   a prompt team's last unit keeps the caller waiting an eighth at most.
+   Late runs cap the team at the threads that came in time, for a back-off
+   period,
    after which one call tries twice the cap (a probe; a prompt probe's team
    is the new cap). The back-off grows fourfold with each late run (up to
    FB_TEAM_BACKOFF_MAX_NS) and halves with each prompt probe, so a busy

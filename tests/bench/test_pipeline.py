@@ -18,7 +18,7 @@ from reference import batch_to_space_ref, space_to_batch_ref
 from speed import pipeline as pl
 
 TINY = pl.Config(operators=("space_to_depth", "transpose"), sizes=("224",), workers=2,
-                 seconds=0.05, warmup=0.02)
+                 seconds=0.05, warmup=0.02, rounds=1)
 
 # einops patterns (and lengths) that say what each case computes, by layout.
 EINOPS = {
@@ -253,7 +253,7 @@ def test_options():
     parser = argparse.ArgumentParser()
     pl.add_arguments(parser)
     quick = pl.config_from(parser.parse_args(["--quick"]))
-    assert quick.sizes == ("224", "nhwc") and quick.seconds < pl.Config().seconds
+    assert quick.sizes == ("224", "nhwc") and quick.rounds == 1 < pl.Config().rounds
     assert pl.config_from(parser.parse_args(["--variants", "numpy"])).variants == (pl.NUMPY,)
     assert pl.config_from(parser.parse_args([])) == pl.Config()
     with pytest.raises(SystemExit, match="unknown operator: spin"):
@@ -266,3 +266,17 @@ def test_report_script_lists_every_report_when_none_is_named():
     result = subprocess.run([sys.executable, report], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "--pipeline" in result.stderr and "--sizes" in result.stderr
+
+
+def test_rounds_take_turns_and_report_the_median_round():
+    config = pl.Config(operators=("tile",), sizes=("224",), variants=(pl.FASTBLOCK, pl.NUMPY),
+                       rounds=2)
+    assert pl.make_plan(config, with_torch=False) == [
+        (pl.COPY, "224", pl.COPY), (pl.COPY, "224", pl.COPY),
+        ("tile", "224", pl.FASTBLOCK), ("tile", "224", pl.NUMPY),
+        ("tile", "224", pl.FASTBLOCK), ("tile", "224", pl.NUMPY)]
+    rounds = [pl.Rate((5.0, 5.0)), pl.Rate((1.0, 2.0)), pl.Rate((3.0, 4.0))]
+    assert pl.median_round(rounds) == rounds[2]
+    assert pl.median_round(rounds[:2]) == rounds[1]
+    failed = pl.Rate((), "broken")
+    assert pl.median_round(rounds + [failed]) == failed

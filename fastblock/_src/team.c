@@ -39,6 +39,7 @@ static struct {
     int last_team;
     long long last_wait_ns, last_work_ns;
     int streak;                 /* late runs in a row of a team with no cap */
+    int probation;              /* prompt runs still to go after a prompt probe */
 } policy;
 
 /* GNU OpenMP keeps a pool of helpers for each thread that starts teams,
@@ -145,9 +146,11 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
         /* Late: the threads that came in time, for a back-off period; a
            whole team only once late_streak runs in a row were late. */
         TEAM_ADD(&policy.late_runs, 1);
-        if (cap == 0 && TEAM_ADD(&policy.streak, 1) + 1 < fb_team_settings.late_streak)
+        if (cap == 0 && TEAM_LOAD(&policy.probation) == 0
+                && TEAM_ADD(&policy.streak, 1) + 1 < fb_team_settings.late_streak)
             return;
         TEAM_STORE(&policy.streak, 0);
+        TEAM_STORE(&policy.probation, 0);
         backoff = current_backoff();
         TEAM_STORE(&policy.cap, came < team ? came : team - 1);
         TEAM_STORE(&policy.probe_at_ns, end + backoff);
@@ -158,9 +161,15 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     }
     TEAM_STORE(&policy.streak, 0);
     if (cap != 0 && team > cap) {
-        /* A prompt probe: its team from now on (no cap once it is whole). */
-        backoff = current_backoff() / 2;
+        /* A prompt probe: its team from now on (no cap once it is whole),
+           on probation: a woken helper may have preempted another
+           process's thread, which the next runs show. */
         TEAM_STORE(&policy.cap, team < wanted ? team : 0);
+        TEAM_STORE(&policy.probation, FB_TEAM_PROBATION_RUNS);
+        return;
+    }
+    if (TEAM_LOAD(&policy.probation) > 0 && TEAM_ADD(&policy.probation, -1) == 1) {
+        backoff = current_backoff() / 2;
         TEAM_STORE(&policy.backoff_ns, backoff > fb_team_settings.backoff_min_ns
                                        ? backoff : fb_team_settings.backoff_min_ns);
     }
@@ -189,6 +198,7 @@ void fb_team_reset(void) {
     TEAM_STORE(&policy.last_wait_ns, 0);
     TEAM_STORE(&policy.last_work_ns, 0);
     TEAM_STORE(&policy.streak, 0);
+    TEAM_STORE(&policy.probation, 0);
 }
 
 int fb_team_started_here(void) {

@@ -12,12 +12,12 @@
    (below) and a quarter of the caller's own work: with 4 units a thread,
    a prompt team's last unit keeps the caller waiting an eighth at most.
    Late runs cap the team at the threads that came in time, for a back-off
-   period,
-   after which one call tries twice the cap (a probe; a prompt probe's team
-   is the new cap). The back-off grows fourfold with each late run (up to
-   FB_TEAM_BACKOFF_MAX_NS) and halves with each prompt probe, so a busy
-   machine is probed rarely, one helper at a time, and a quiet one gets
-   its threads back within a few back-offs.
+   period, after which one call tries twice the cap (a probe; a prompt probe's team
+   is the new cap, on probation: the next late run cuts it at once). The
+   back-off grows fourfold with each cut (up to FB_TEAM_BACKOFF_MAX_NS)
+   and halves once a probe's team has run FB_TEAM_PROBATION_RUNS prompt
+   runs, so a busy machine is probed rarely, one helper at a time, and a
+   quiet one gets its threads back within a few back-offs.
 
    The state is process-wide; updates are atomic where the compiler has
    atomics, and a lost update only moves a probe. */
@@ -40,6 +40,9 @@
 /* One straggler (another task's time slice on one core, a virtual CPU
    held up by the host) does not cap a whole team; two late runs in a row do. */
 #define FB_TEAM_LATE_STREAK 2
+/* A woken helper preempts another process's thread at once, so one
+   prompt probe says little; 8 prompt runs after it say the core is free. */
+#define FB_TEAM_PROBATION_RUNS 8
 #define FB_TEAM_BACKOFF_MIN_NS 2000000LL
 #define FB_TEAM_BACKOFF_MAX_NS 1000000000LL
 

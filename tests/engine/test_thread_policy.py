@@ -93,7 +93,24 @@ def test_a_prompt_probe_brings_the_whole_team_back(policy):
     np.testing.assert_array_equal(_call(x, 2), expected)      # the probe, prompt
     state = _engine.team_policy()
     assert (state["cap"], state["probes"], state["last_team"]) == (0, 1, 2)
-    assert state["backoff_ns"] == 3600 * 10**9                 # halved, at least the minimum
+    assert state["backoff_ns"] == 4_000_000                    # on probation
+    for _ in range(8):
+        _call(x, 2)
+    assert _engine.team_policy()["backoff_ns"] == 3600 * 10**9  # halved, at least the minimum
+
+
+def test_a_late_run_on_probation_cuts_the_team_at_once(policy):
+    x = np.ones(SHAPE, np.float32)
+    with _engine.tune(team_late_streak=2, team_backoff_min_ns=1_000_000):
+        _make_late(x, 2)
+        _make_late(x, 2)                                       # two in a row: cut
+        assert _engine.team_policy()["cap"] == 1
+        time.sleep(max(_engine.team_policy()["probe_in_ns"], 0) / 1e9 + 0.005)
+        _call(x, 2)                                            # a prompt probe
+        assert _engine.team_policy()["cap"] == 0
+        _make_late(x, 2)                                       # one late run on probation
+        state = _engine.team_policy()
+    assert (state["cap"], state["backoff_ns"]) == (1, 16_000_000)
 
 
 def test_probes_double_the_team_until_it_is_whole(policy):

@@ -126,7 +126,7 @@ cdef void run_team(const void* job, UnitRunner run_unit, intp n_units, intp unit
     thread = 0
     unit = 0
     took = False
-    fb_team_start(&run, n_threads, n_units * unit_bytes)
+    fb_team_start(&run, n_threads)
     with parallel(num_threads=n_threads):
         thread = threadid()
         took = False

@@ -88,7 +88,6 @@ cdef extern from "_src/team.h" nogil:
         int adaptive
     ctypedef struct FbTeamRun:
         long long start_ns
-        long preemptions
         int grows
         int hot
         long long caller_in_ns
@@ -106,7 +105,7 @@ cdef extern from "_src/team.h" nogil:
         long long last_work_ns
     FbTeamSettings fb_team_settings
     int fb_team_size(int wanted) noexcept
-    void fb_team_start(FbTeamRun* run, int team, fb_intp bytes) noexcept
+    void fb_team_start(FbTeamRun* run, int team) noexcept
     void fb_team_caller_arrives(FbTeamRun* run) noexcept
     void fb_team_helper_arrives(int thread, int team) noexcept
     void fb_team_helper_took_first(FbTeamRun* run) noexcept

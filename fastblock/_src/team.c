@@ -5,7 +5,6 @@
 #include <windows.h>
 #else
 #include <time.h>
-#include <sys/resource.h>
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -88,19 +87,7 @@ int fb_team_size(int wanted) {
     return wanted / 2 > cap ? 2 * cap : wanted;
 }
 
-/* Times the calling thread was preempted so far (another thread took its
-   core); -1 where the system does not say. */
-static long caller_preemptions(void) {
-#if defined(RUSAGE_THREAD)
-    struct rusage usage;
-    if (getrusage(RUSAGE_THREAD, &usage) == 0)
-        return usage.ru_nivcsw;
-#endif
-    return -1;
-}
-
-void fb_team_start(FbTeamRun *run, int team, fb_intp bytes) {
-    run->preemptions = bytes >= FB_TEAM_PREEMPT_MIN_BYTES ? caller_preemptions() : -1;
+void fb_team_start(FbTeamRun *run, int team) {
     run->start_ns = fb_now_ns();
     run->grows = team > last_team_here;
     run->hot = !run->grows && run->start_ns - last_team_end_ns < fb_team_settings.hot_ns;
@@ -155,8 +142,7 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     if (!fb_team_settings.adaptive)
         return;
     cap = TEAM_LOAD(&policy.cap);
-    if ((wait >= late && 4 * wait > work)
-            || (run->preemptions >= 0 && caller_preemptions() > run->preemptions)) {
+    if (wait >= late && 4 * wait > work) {
         /* Late: the threads that came in time, for a back-off period; a
            whole team only once late_streak runs in a row were late. */
         TEAM_ADD(&policy.late_runs, 1);

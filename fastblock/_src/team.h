@@ -40,12 +40,6 @@
 /* One straggler (another task's time slice on one core, a virtual CPU
    held up by the host) does not cap a whole team; two late runs in a row do. */
 #define FB_TEAM_LATE_STREAK 2
-/* A team run of this many bytes or more is late also when its calling
-   thread was preempted meanwhile: the cores are oversubscribed, and a
-   large copy's team then slows every process without a long wait at
-   either end (two workers' 48 MiB tiles: team runs 6.6 ms, one thread
-   5.5). Asking costs a system call (getrusage, under a microsecond). */
-#define FB_TEAM_PREEMPT_MIN_BYTES (4 << 20)
 /* A woken helper preempts another process's thread at once, so one
    prompt probe says little; 8 prompt runs after it say the core is free. */
 #define FB_TEAM_PROBATION_RUNS 8
@@ -66,7 +60,6 @@ typedef struct {
 /* What one run of a team saw, filled in by the team's threads. */
 typedef struct {
     long long start_ns;         /* the caller asked OpenMP for the team */
-    long preemptions;           /* the caller's preemptions then (-1: not counted) */
     int grows;                  /* more threads than the caller's last team: new ones start */
     int hot;                    /* the same team as the caller's last, ended under hot_ns before */
     long long caller_in_ns;     /* the caller entered the parallel region */
@@ -91,9 +84,9 @@ FB_INTERNAL long long fb_now_ns(void);
 /* Threads to run a call that asks for `wanted` (>= 1): `wanted`, or fewer
    while helpers have lately come late. */
 FB_INTERNAL int fb_team_size(int wanted);
-/* Start, arrivals and end of a run of `team` threads (team >= 2) over
-   `bytes` for a call that asked for `wanted`. */
-FB_INTERNAL void fb_team_start(FbTeamRun *run, int team, fb_intp bytes);
+/* Start, arrivals and end of a run of `team` threads (team >= 2) for a
+   call that asked for `wanted`. */
+FB_INTERNAL void fb_team_start(FbTeamRun *run, int team);
 FB_INTERNAL void fb_team_caller_arrives(FbTeamRun *run);
 FB_INTERNAL void fb_team_helper_arrives(int thread, int team);
 FB_INTERNAL void fb_team_helper_took_first(FbTeamRun *run);

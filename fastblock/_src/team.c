@@ -18,7 +18,7 @@
 /* No atomics: concurrent calls may each probe, which costs time only. */
 #define TEAM_LOAD(p) (*(p))
 #define TEAM_STORE(p, v) (*(p) = (v))
-#define TEAM_ADD(p, v) (*(p) += (v))
+#define TEAM_ADD(p, v) ((*(p) += (v)) - (v))   /* the value before, as the atomic's */
 #define TEAM_CLAIM(p, expected, v) (*(p) = (v), 1)
 #if defined(_MSC_VER)
 #define TEAM_THREAD_LOCAL __declspec(thread)
@@ -26,6 +26,8 @@
 #define TEAM_THREAD_LOCAL _Thread_local
 #endif
 #endif
+
+#define TEAM_COUNT(p) ((void)TEAM_ADD((p), 1))
 
 FbTeamSettings fb_team_settings = {
     FB_TEAM_LATE_NS, FB_TEAM_COLD_LATE_NS, FB_TEAM_HOT_NS, FB_TEAM_LATE_STREAK,
@@ -83,7 +85,7 @@ int fb_team_size(int wanted) {
     /* One caller claims the probe; the others keep the cap meanwhile. */
     if (!TEAM_CLAIM(&policy.probe_at_ns, &due, now + current_backoff()))
         return cap;
-    TEAM_ADD(&policy.probes, 1);
+    TEAM_COUNT(&policy.probes);
     return wanted / 2 > cap ? 2 * cap : wanted;
 }
 
@@ -120,7 +122,7 @@ void fb_team_helper_arrives(int thread, int team) {
 }
 
 void fb_team_helper_took_first(FbTeamRun *run) {
-    TEAM_ADD(&run->prompt_helpers, 1);
+    TEAM_COUNT(&run->prompt_helpers);
 }
 
 void fb_team_caller_done(FbTeamRun *run) {
@@ -136,7 +138,7 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     long long late = run->hot ? fb_team_settings.late_ns : fb_team_settings.cold_late_ns;
     int came = (int)TEAM_LOAD(&run->prompt_helpers) + 1, cap;
     last_team_end_ns = end;
-    TEAM_ADD(&policy.runs, 1);
+    TEAM_COUNT(&policy.runs);
     TEAM_STORE(&policy.last_wait_ns, wait);
     TEAM_STORE(&policy.last_work_ns, work);
     if (!fb_team_settings.adaptive)
@@ -145,7 +147,7 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     if (wait >= late && 4 * wait > work) {
         /* Late: the threads that came in time, for a back-off period; a
            whole team only once late_streak runs in a row were late. */
-        TEAM_ADD(&policy.late_runs, 1);
+        TEAM_COUNT(&policy.late_runs);
         if (cap == 0 && TEAM_LOAD(&policy.probation) == 0
                 && TEAM_ADD(&policy.streak, 1) + 1 < fb_team_settings.late_streak)
             return;

@@ -154,26 +154,8 @@ cdef enum:
     # a 64-D array has 128).
     MAX_INPUT_AXES = 2 * MAX_AXES + 4
 
-# Destination bytes one kernel call writes when the copy is not a transpose:
-# large enough to hide the loop overhead, small enough to share out.
-cdef intp BLOCK_BYTES = 32 * 1024
-# ... shared among the parts of a copy in parts, but not below this.
-cdef intp MIN_BLOCK_BYTES = 2 * 1024
-# Below this many bytes a copy runs on one thread: starting a thread team
-# costs more than it saves.
-cdef intp PARALLEL_MIN_BYTES = 256 * 1024
-# Chunks per thread: a little slack for uneven chunks.
-cdef intp CHUNKS_PER_THREAD = 4
-# Copies from this many bytes try their 3-byte folds unfolded, and their
-# 5- and 6-byte ones where the shuffles have 64-byte pieces (build_plan).
-cdef intp UNFOLD_SHORT_MIN_BYTES = 256 * 1024
-# A kernel block below this many bytes pays more for its call and dispatch
-# than for its items: the plan then gathers whole destination runs instead.
-cdef intp SMALL_BLOCK_BYTES = 1024
 # Bytes of a cache line (the unit the source is read in).
 cdef intp CACHE_LINE = 64
-# Lanes this long or longer keep the vectorised lane kernel even in a small block.
-cdef intp LANES_MIN_RUN = 32
 
 
 cdef inline intp iabs(intp v) noexcept nogil:
@@ -381,37 +363,25 @@ include "_operator_plans.pxi"
 include "_engine_program.pxi"
 
 
-def thresholds():
-    """The sizes at which the planner switches paths, by name: byte counts
-    (``*_bytes``) and item or pixel counts. For the stress tests, which draw
-    cases on both sides of each."""
-    return {
-        "gather_max_items": GATHER_MAX,
-        "block_bytes": BLOCK_BYTES,
-        "min_block_bytes": MIN_BLOCK_BYTES,
-        "small_block_bytes": SMALL_BLOCK_BYTES,
-        "parallel_min_bytes": PARALLEL_MIN_BYTES,
-        "unfold_short_min_bytes": UNFOLD_SHORT_MIN_BYTES,
-        "lanes_min_run": LANES_MIN_RUN,
-        "lanes_max_bytes": LANES_MAX,
-        "lane_group": LANE_GROUP,
-        "pair_min_pixels": PAIR_MIN_PIXELS,
-        "ragged_rows_max_bytes": RAGGED_ROWS_MAX_BYTES,
-        "long_run_reach_bytes": LONG_RUN_REACH,
-        "transpose_bytes": TRANSPOSE_BYTES,
-        "transpose_max_items": TRANSPOSE_MAX,
-        "shuffle_min_bytes": SHUFFLE_MIN_BYTES,
-        "shuffle_piece_bytes": SHUFFLE_BYTES,
-        "wide_shuffle_piece_bytes": WIDE_SHUFFLE_BYTES,
-        "stream_min_bytes": STREAM_MIN_BYTES,
-        "stream_block_bytes": STREAM_BLOCK_BYTES,
-        "stream_min_row_bytes": STREAM_MIN_ROW,
-        "fault_ahead_min_bytes": FAULT_AHEAD_MIN_BYTES,
-        "huge_page_bytes": HUGE_PAGE_BYTES,
-        "fault_unit_bytes": FAULT_UNIT_DEFAULT,
-        "vect_c_block_bytes": VECT_C_BLOCK_BYTES,
-        "vect_c_rows_min_bytes": VECT_C_ROWS_MIN_BYTES,
-    }
+#: The sizes at which the planner switches paths that are fixed when the
+#: engine is built (its settings' sizes: SETTINGS), by name: byte counts
+#: (``*_bytes``) and item or pixel counts.
+LIMITS = {
+    "gather_max_items": GATHER_MAX,
+    "lanes_max_bytes": LANES_MAX,
+    "lane_group": LANE_GROUP,
+    "pair_min_pixels": PAIR_MIN_PIXELS,
+    "ragged_rows_max_bytes": RAGGED_ROWS_MAX_BYTES,
+    "long_run_reach_bytes": LONG_RUN_REACH,
+    "transpose_bytes": TRANSPOSE_BYTES,
+    "transpose_max_items": TRANSPOSE_MAX,
+    "shuffle_piece_bytes": SHUFFLE_BYTES,
+    "wide_shuffle_piece_bytes": WIDE_SHUFFLE_BYTES,
+    "stream_block_bytes": STREAM_BLOCK_BYTES,
+    "stream_min_row_bytes": STREAM_MIN_ROW,
+    "huge_page_bytes": HUGE_PAGE_BYTES,
+    "vect_c_block_bytes": VECT_C_BLOCK_BYTES,
+}
 
 
 tune(**default_tuning())

@@ -181,7 +181,7 @@ cdef bint plan_transpose(Plan* p, int m, const intp* ext, const intp* ss, const 
     # are (de-)interleaved lanes, which the block kernel vectorises) go item
     # by item anyway.
     if (a_in * tile_a < imax(8, LANE_GROUP // w) or b_in * tile_b < imax(8, LANE_GROUP // w)
-            or a_in * tile_a * b_in * tile_b * w < SMALL_BLOCK_BYTES):
+            or a_in * tile_a * b_in * tile_b * w < tuning.small_block_bytes):
         return False
     # Rows made of several source axes need items the kernel moves whole
     # (register tiles, or 16 bytes): other sizes go item by item in short
@@ -589,7 +589,7 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     p.total_bytes = total
     p.n_parts = n_parts
     p.copy_bytes = imax(total * n_parts, whole_bytes)
-    p.block_bytes = imax(BLOCK_BYTES // n_parts, MIN_BLOCK_BYTES)
+    p.block_bytes = imax(tuning.block_bytes // n_parts, tuning.min_block_bytes)
     p.dst_end = dst[0] + reach + itemsize
     # Bytes one part writes, or the whole result of a plan run block by block.
     part_bytes = imax(total, whole_bytes)
@@ -638,12 +638,12 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     # the unfolded plan is tried first and kept only if it shuffles and reads
     # each source line in one sweep: for copies that stream, and for 3-byte
     # folds (5- and 6-byte ones with 64-byte pieces) from
-    # UNFOLD_SHORT_MIN_BYTES. Folds up to 6 bytes shuffle with 16-byte
+    # tuning.unfold_short_min_bytes. Folds up to 6 bytes shuffle with 16-byte
     # pieces, up to 12 with 64-byte ones; wider folds lost.
     fold_bytes = itemsize * ext[m - 1] if m >= 1 else 0
     if p.source_table == NULL and m >= 2 and ds[m - 1] == itemsize and ss[m - 1] == itemsize and itemsize <= 2 \
             and fold_bytes < 16 and not is_register_width(fold_bytes) \
-            and (total >= STREAM_MIN_BYTES or (total >= UNFOLD_SHORT_MIN_BYTES and (
+            and (total >= tuning.stream_min_bytes or (total >= tuning.unfold_short_min_bytes and (
                 fold_bytes == 3 or (fold_bytes <= 6 and use_wide_shuffles())))):
         memcpy(ext_kept, ext, m * sizeof(intp))
         memcpy(ss_kept, ss, m * sizeof(intp))
@@ -757,7 +757,7 @@ cdef void plan_kernels(Plan* p, int m, intp* ext, intp* ss, intp* ds, intp items
         shuffle_lanes = shuffles_pay(p.copy_bytes) and p.width <= 2 and (
             force_shuffles or lane_shape.lanes == 3 or (a_axis >= 0 and moves_item_by_item(
                 block_rows, p.tile_b, ds[a_axis], ds[b_axis], ss[a_axis], ss[b_axis], p.width)))
-        if p.kernel != KERNEL_TRANSPOSE and ((block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN)
+        if p.kernel != KERNEL_TRANSPOSE and ((block_items * p.width < tuning.small_block_bytes and lane_shape.n < tuning.lanes_min_run)
                                 or shuffle_lanes):
             k = plan_gather(p, &m, ext, ss, ds, 0 if shuffle_lanes else block_items, shuffle_lanes,
                             &a_axis, &ragged_axis)

@@ -31,7 +31,7 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
     if team <= 1:
         run_range(p, dst, src, 0, p.n_iter)
         return
-    n_chunks = team * CHUNKS_PER_THREAD
+    n_chunks = team * tuning.chunks_per_thread
     if p.fault_ahead:
         # Units small enough for the calling thread to fault just ahead.
         n_chunks = imax(n_chunks, copy_bytes // tuning.fault_unit_bytes)
@@ -70,12 +70,6 @@ cdef enum:
 ctypedef void (*UnitRunner)(const void* job, intp unit, int faults, int thread) noexcept nogil
 
 cdef enum:
-    # Result bytes a unit of a fresh copy by one plan covers, and how far
-    # past its own unit the calling thread faults (64 MiB new results, two
-    # threads: 0.83-0.87 x x.copy(), against 0.93-1.08 with each thread
-    # faulting its own pages).
-    FAULT_UNIT_DEFAULT = 512 * 1024
-    FAULT_LEAD_DEFAULT = 4 * 1024 * 1024
     # Teams of up to this many threads: measured on two cores only. With
     # more, one thread faulting for all the others would fall behind them.
     CALLER_FAULTS_MAX_THREADS = 2

@@ -1,43 +1,133 @@
-# Tuning: every setting the engine reads when it plans or runs a copy, in
-# one place. The defaults are what the engine runs with; tests turn them to
-# force each path at any size, benchmarks to compare paths (tune).
+# The engine's settings: every value the planner and the runs read that a
+# test or a benchmark may change (tune), with its default, in one table
+# (SETTINGS). The Tuning struct and the thread policy's FbTeamSettings
+# (_src/team.h) hold the values now in force, field for field under the
+# same names; default_tuning, current_tuning, tune and thresholds all come
+# from the table. Sizes fixed when the engine is built (buffers, registers,
+# pages) are not settings: thresholds() reports them from their own
+# definitions (LIMITS).
 #
 # What the CPU can run is asked once (cpu_*); a setting that needs an
 # instruction set the CPU or the build lacks is kept off.
 
-cdef struct Tuning:
-    bint simd                   # the SSSE3 / AVX-512 VBMI kernels, where the CPU has them
-    bint shuffles               # gathered runs of 1- to 4-byte items by byte shuffles
-    intp shuffle_min_bytes      # ... in copies of at least this many bytes
-    bint wide_shuffles          # 64-byte shuffle pieces (AVX-512 VBMI), else 16-byte
-    bint periodic_shuffles      # repeating shuffle programs by the periodic kernel
-    bint long_shuffle_runs      # repeating programs over rows longer than the tables
-    bint streaming              # non-temporal stores into resident destinations
-    intp stream_min_bytes       # ... of at least this many bytes
-    bint wide_streams           # ... 32 bytes a store where the CPU has AVX
-    bint fault_ahead            # fresh destination pages faulted at their ends first
-    intp fault_ahead_min_bytes  # ... in copies of at least this many bytes
-    bint caller_faults          # the calling thread takes the other threads' faults
-    intp fault_unit_bytes       # ... in units of about this many bytes
-    intp fault_lead_bytes       # ... this far ahead of its own unit
-    intp parallel_min_bytes     # copies smaller than this run on the calling thread
-    bint vect_c_pixels          # NCHW_VECT_C bs 3 by the one-pass kernel (AVX-512 VBMI)
-    intp vect_c_rows_min_bytes  # NCHW_VECT_C depth_to_space through tables from this size
-    bint prefetch               # transposes ask for the source two blocks ahead
-# The thread policy's settings live in C (fb_team_settings, _src/team.h):
-# adaptive_teams, team_late_ns, team_cold_late_ns, team_hot_ns,
-# team_late_streak, team_backoff_min_ns, team_backoff_max_ns
-# and the test hook team_helper_delay_ns (a team's last thread starts late).
+from collections import namedtuple
 
+from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT, FB_VECT_C_PIXELS_BUILT,
+                          fb_cpu_has_avx, fb_cpu_has_avx512_vbmi, fb_cpu_has_ssse3,
+                          fb_stream_avx, fb_team_settings)
+
+cdef struct Tuning:
+    bint simd
+    bint shuffles
+    intp shuffle_min_bytes
+    bint wide_shuffles
+    bint periodic_shuffles
+    bint long_shuffle_runs
+    bint streaming
+    intp stream_min_bytes
+    bint fault_ahead
+    intp fault_ahead_min_bytes
+    bint caller_faults
+    intp fault_unit_bytes
+    intp fault_lead_bytes
+    intp parallel_min_bytes
+    intp chunks_per_thread
+    intp block_bytes
+    intp min_block_bytes
+    intp small_block_bytes
+    intp unfold_short_min_bytes
+    intp lanes_min_run
+    bint vect_c_pixels
+    intp vect_c_rows_min_bytes
+    bint prefetch
+
+#: One engine setting: its ``name`` (a tune() keyword), ``default``,
+#: ``unit`` ("on/off" for a switch, else what the number counts) and what
+#: it ``switches``.
+Setting = namedtuple("Setting", "name default unit switches")
+
+#: The engine's settings, each defined here once.
+SETTINGS = (
+    Setting("simd", True, "on/off",
+            "the SSSE3 and AVX-512 VBMI kernels, where the CPU has them"),
+    Setting("shuffles", True, "on/off", "gathered runs of 1- to 4-byte items by byte shuffles"),
+    Setting("shuffle_min_bytes", 64 * 1024, "bytes",
+            "shuffles only in copies this large: below, building the program costs more"),
+    Setting("wide_shuffles", True, "on/off",
+            "64-byte shuffle pieces (AVX-512 VBMI), else 16-byte"),
+    Setting("periodic_shuffles", True, "on/off", "repeating shuffle programs by the periodic kernel"),
+    Setting("long_shuffle_runs", True, "on/off",
+            "repeating programs over rows longer than the tables"),
+    Setting("streaming", True, "on/off", "non-temporal stores into resident destinations"),
+    Setting("stream_min_bytes", 8 * 1024 * 1024, "bytes",
+            "streaming, and the unfolded tries of short folds, from this size (past the caches)"),
+    Setting("wide_streams", True, "on/off", "streamed stores of 32 bytes where the CPU has AVX"),
+    Setting("fault_ahead", True, "on/off", "fresh destination pages faulted at their ends first"),
+    Setting("fault_ahead_min_bytes", 4 * 1024 * 1024, "bytes",
+            "faulting ahead only in copies this large (two huge pages)"),
+    Setting("caller_faults", True, "on/off",
+            "on two threads, the calling thread takes the other thread's faults"),
+    Setting("fault_unit_bytes", 512 * 1024, "bytes",
+            "units of a fresh copy the calling thread faults ahead in (64 MiB new results, "
+            "two threads: 0.83-0.87 x x.copy(), against 0.93-1.08 each faulting its own)"),
+    Setting("fault_lead_bytes", 4 * 1024 * 1024, "bytes",
+            "how far past its own unit the calling thread faults"),
+    Setting("parallel_min_bytes", 256 * 1024, "bytes",
+            "smaller copies run on the calling thread: a team costs more than it saves"),
+    Setting("chunks_per_thread", 4, "chunks",
+            "a team's loop in this many chunks a thread: slack for uneven chunks"),
+    Setting("block_bytes", 32 * 1024, "bytes",
+            "destination bytes of a kernel block (not a transpose): hides the loop, "
+            "small enough to share out"),
+    Setting("min_block_bytes", 2 * 1024, "bytes",
+            "a copy in parts shares block_bytes among its parts, down to this"),
+    Setting("small_block_bytes", 1024, "bytes",
+            "a kernel block below this pays more for its call than for its items: "
+            "whole destination runs are gathered instead"),
+    Setting("unfold_short_min_bytes", 256 * 1024, "bytes",
+            "from this size, 3-byte folds (5- and 6-byte ones with 64-byte pieces) "
+            "are tried unfolded"),
+    Setting("lanes_min_run", 32, "pixels",
+            "pixel runs this long keep the vectorised pixel loop even in a small block"),
+    Setting("vect_c_pixels", True, "on/off",
+            "NCHW_VECT_C bs 3 by the one-pass kernel (AVX-512 VBMI)"),
+    Setting("vect_c_rows_min_bytes", 16 * 1024 * 1024, "bytes",
+            "NCHW_VECT_C depth_to_space results this large read through tables "
+            "(bs 3, 64 MiB uint8, two threads: 1.38 -> 0.80 x np.copyto), smaller ones "
+            "through planes (in cache the gathers cost more)"),
+    Setting("prefetch", True, "on/off", "transposes ask for the source two blocks ahead"),
+    # The thread policy (_src/team.h).
+    Setting("adaptive_teams", True, "on/off",
+            "teams shrink while helper threads come late (off: every call runs the team it asks)"),
+    Setting("team_late_ns", 200 * 1000, "ns",
+            "a wait for helpers still spinning from a team moments ago is late from this long "
+            "(another process's time slice is 1-8 ms)"),
+    Setting("team_cold_late_ns", 2 * 1000 * 1000, "ns",
+            "... and for helpers woken from sleep (waking takes hundreds of microseconds on an "
+            "idle VM; a 16-core VM lost a tenth of its speed when that counted)"),
+    Setting("team_hot_ns", 1000 * 1000, "ns",
+            "helpers still spin this long after a team (GNU OpenMP spins some milliseconds)"),
+    Setting("team_late_streak", 2, "runs",
+            "late runs in a row that cut a whole team (one straggler does not)"),
+    Setting("team_backoff_min_ns", 2 * 1000 * 1000, "ns",
+            "the first back-off before a cut team is probed again (x4 a cut)"),
+    Setting("team_backoff_max_ns", 1000 * 1000 * 1000, "ns", "the longest back-off"),
+    Setting("team_helper_delay_ns", 0, "ns",
+            "test hook: a team's last thread sleeps this long before it starts"),
+)
+
+# Settings that need this build or CPU: kept off without them.
+cdef dict NEEDS = {"streaming": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
+                   "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0,
+                   "wide_streams": fb_cpu_has_avx() != 0}
+# Settings that must be at least this (a unit of 0 bytes never ends).
+cdef dict MINIMUM = {"fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
+                     "min_block_bytes": 1, "team_late_streak": 1, "team_backoff_min_ns": 1}
 
 cdef Tuning tuning
 # Counts the calls of tune(): a plan stored under another count was chosen
 # with other settings (_engine_program.pxi).
 cdef unsigned long tuning_generation = 0
-
-from ._kernels_c cimport (FB_TEAM_BACKOFF_MAX_NS, FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_COLD_LATE_NS,
-                          FB_TEAM_HOT_NS, FB_TEAM_LATE_NS, FB_TEAM_LATE_STREAK,
-                          fb_team_settings)
 
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
@@ -63,21 +153,9 @@ cdef inline bint use_wide_shuffles() noexcept nogil:
 
 
 def default_tuning():
-    """The settings the engine runs with unless told otherwise."""
-    return dict(
-        simd=True, shuffles=True, shuffle_min_bytes=SHUFFLE_MIN_BYTES, wide_shuffles=True,
-        periodic_shuffles=True, long_shuffle_runs=True,
-        streaming=True, stream_min_bytes=STREAM_MIN_BYTES, wide_streams=True,
-        fault_ahead=True, fault_ahead_min_bytes=FAULT_AHEAD_MIN_BYTES,
-        caller_faults=True, fault_unit_bytes=FAULT_UNIT_DEFAULT, fault_lead_bytes=FAULT_LEAD_DEFAULT,
-        parallel_min_bytes=PARALLEL_MIN_BYTES,
-        vect_c_pixels=True, vect_c_rows_min_bytes=VECT_C_ROWS_MIN_BYTES,
-        prefetch=True,
-        adaptive_teams=True, team_late_ns=FB_TEAM_LATE_NS,
-        team_cold_late_ns=FB_TEAM_COLD_LATE_NS, team_hot_ns=FB_TEAM_HOT_NS,
-        team_late_streak=FB_TEAM_LATE_STREAK,
-        team_backoff_min_ns=FB_TEAM_BACKOFF_MIN_NS, team_backoff_max_ns=FB_TEAM_BACKOFF_MAX_NS,
-        team_helper_delay_ns=0)
+    """The settings the engine runs with unless told otherwise (their
+    meanings: :data:`SETTINGS`)."""
+    return {setting.name: setting.default for setting in SETTINGS}
 
 
 def cpu_features():
@@ -91,23 +169,9 @@ def cpu_features():
 def current_tuning():
     """The settings now in force, as :func:`tune` takes them (what the
     build cannot run reads as off; what needs ``simd`` reads as set)."""
-    return dict(
-        simd=tuning.simd, shuffles=tuning.shuffles, shuffle_min_bytes=tuning.shuffle_min_bytes,
-        wide_shuffles=tuning.wide_shuffles, periodic_shuffles=tuning.periodic_shuffles,
-        long_shuffle_runs=tuning.long_shuffle_runs,
-        streaming=tuning.streaming, stream_min_bytes=tuning.stream_min_bytes,
-        wide_streams=fb_stream_avx != 0,
-        fault_ahead=tuning.fault_ahead, fault_ahead_min_bytes=tuning.fault_ahead_min_bytes,
-        caller_faults=tuning.caller_faults, fault_unit_bytes=tuning.fault_unit_bytes,
-        fault_lead_bytes=tuning.fault_lead_bytes, parallel_min_bytes=tuning.parallel_min_bytes,
-        vect_c_pixels=tuning.vect_c_pixels,
-        vect_c_rows_min_bytes=tuning.vect_c_rows_min_bytes, prefetch=tuning.prefetch,
-        adaptive_teams=bool(fb_team_settings.adaptive), team_late_ns=fb_team_settings.late_ns,
-        team_cold_late_ns=fb_team_settings.cold_late_ns, team_hot_ns=fb_team_settings.hot_ns,
-        team_late_streak=fb_team_settings.late_streak,
-        team_backoff_min_ns=fb_team_settings.backoff_min_ns,
-        team_backoff_max_ns=fb_team_settings.backoff_max_ns,
-        team_helper_delay_ns=fb_team_settings.helper_delay_ns)
+    values = dict(<dict>tuning, **<dict>fb_team_settings)
+    values["wide_streams"] = fb_stream_avx != 0
+    return {setting.name: type(setting.default)(values[setting.name]) for setting in SETTINGS}
 
 
 class TuningChange:
@@ -126,42 +190,35 @@ class TuningChange:
 
 
 def tune(**settings):
-    """Change engine settings (names and meanings: :func:`default_tuning`,
-    the ``Tuning`` struct) for plans built from now on, process-wide. Use as
-    ``with tune(shuffles=False): ...`` to have them put back afterwards.
-    For tests and benchmarks; not thread-safe against running copies."""
+    """Change engine settings (:data:`SETTINGS`) for plans built from now
+    on, process-wide. Use as ``with tune(shuffles=False): ...`` to have them
+    put back afterwards. For tests and benchmarks; not thread-safe against
+    running copies."""
+    global tuning, fb_team_settings, fb_stream_avx, tuning_generation
     before = current_tuning()
     unknown = sorted(set(settings) - set(before))
     if unknown:
         raise TypeError(f"fastblock: unknown engine setting(s) {unknown}; known: {sorted(before)}")
-    global fb_stream_avx, tuning_generation
     values = dict(before, **settings)
+    for name, available in NEEDS.items():
+        values[name] = bool(values[name]) and available
+    for name, least in MINIMUM.items():
+        values[name] = max(values[name], least)
+    values["team_backoff_max_ns"] = max(values["team_backoff_max_ns"], values["team_backoff_min_ns"])
+    tuning = {name: values[name] for name in (<dict>tuning)}
+    fb_team_settings = {name: values[name] for name in (<dict>fb_team_settings)}
+    fb_stream_avx = values["wide_streams"]
     tuning_generation += 1
-    tuning.simd = values["simd"]
-    tuning.shuffles = values["shuffles"]
-    tuning.shuffle_min_bytes = values["shuffle_min_bytes"]
-    tuning.wide_shuffles = values["wide_shuffles"]
-    tuning.periodic_shuffles = values["periodic_shuffles"]
-    tuning.long_shuffle_runs = values["long_shuffle_runs"]
-    tuning.streaming = values["streaming"] and FB_STREAM_BUILT != 0
-    tuning.stream_min_bytes = values["stream_min_bytes"]
-    fb_stream_avx = values["wide_streams"] and cpu_avx
-    tuning.fault_ahead = values["fault_ahead"] and FB_FAULT_AHEAD_BUILT != 0
-    tuning.fault_ahead_min_bytes = values["fault_ahead_min_bytes"]
-    tuning.caller_faults = values["caller_faults"]
-    tuning.fault_unit_bytes = max(values["fault_unit_bytes"], 1)
-    tuning.fault_lead_bytes = values["fault_lead_bytes"]
-    tuning.parallel_min_bytes = values["parallel_min_bytes"]
-    tuning.vect_c_pixels = values["vect_c_pixels"] and FB_VECT_C_PIXELS_BUILT != 0
-    tuning.vect_c_rows_min_bytes = values["vect_c_rows_min_bytes"]
-    tuning.prefetch = values["prefetch"]
-    fb_team_settings.adaptive = values["adaptive_teams"]
-    fb_team_settings.late_ns = values["team_late_ns"]
-    fb_team_settings.cold_late_ns = values["team_cold_late_ns"]
-    fb_team_settings.hot_ns = values["team_hot_ns"]
-    fb_team_settings.late_streak = max(values["team_late_streak"], 1)
-    fb_team_settings.backoff_min_ns = max(values["team_backoff_min_ns"], 1)
-    fb_team_settings.backoff_max_ns = max(values["team_backoff_max_ns"],
-                                          fb_team_settings.backoff_min_ns)
-    fb_team_settings.helper_delay_ns = values["team_helper_delay_ns"]
     return TuningChange(before)
+
+
+def thresholds():
+    """The sizes at which the planner switches paths, by name: the size
+    settings now in force (:data:`SETTINGS`, units other than "on/off" and
+    the thread policy's) and the sizes fixed by the build (LIMITS). For the
+    stress tests, which draw cases on both sides of each."""
+    now = current_tuning()
+    sizes = {setting.name: now[setting.name] for setting in SETTINGS
+             if setting.unit in ("bytes", "pixels")}
+    sizes.update(LIMITS)
+    return sizes

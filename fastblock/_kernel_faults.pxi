@@ -32,11 +32,6 @@ cdef enum:
     # in a few pages at a time (a lane split: one per lane, up to 16).
     RECENT_PAGES = 16
 
-# Copies of this many bytes or more into memory that is not resident fault
-# ahead: NumPy's threshold for asking for huge pages.
-cdef intp FAULT_AHEAD_MIN_BYTES = 4 * 1024 * 1024
-
-
 cdef struct RecentPages:
     size_t page[RECENT_PAGES]   # huge page numbers (address // HUGE_PAGE_BYTES)
     int next                    # the entry to replace next

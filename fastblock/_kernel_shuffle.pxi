@@ -72,13 +72,6 @@ cdef enum:
     WIDE_SHUFFLE_WINDOWS = SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES // (
         (GATHER_MAX * 2 // WIDE_SHUFFLE_BYTES + 1) * WIDE_SHUFFLE_BYTES)
 
-# Copies smaller than this gather item by item: building the masks costs
-# about 2 K instructions per 16-byte piece of the run, paid on every call,
-# against about 6 saved per byte copied (callgrind). Tests lower it to
-# reach the shuffles with small inputs.
-cdef intp SHUFFLE_MIN_BYTES = 64 * 1024
-
-
 cdef inline bint shuffles_pay(intp copy_bytes) noexcept nogil:
     """Whether a copy of ``copy_bytes`` bytes should use the byte shuffles."""
     return use_shuffles() and copy_bytes >= tuning.shuffle_min_bytes

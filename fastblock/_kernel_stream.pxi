@@ -11,7 +11,7 @@
 # block into a small per-thread buffer that stays in L1; the block's
 # destination rows are then streamed out of it. Streamed lines bypass the
 # cache, so a destination that fits in cache (and will be read again soon)
-# keeps ordinary stores: the plan streams only copies of STREAM_MIN_BYTES or
+# keeps ordinary stores: the plan streams only copies of tuning.stream_min_bytes or
 # more.
 #
 # Only destinations whose pages are already in memory stream; the others
@@ -78,12 +78,6 @@ cdef enum:
     # each end streamed by a masked store, lost. Lane kernels and Tile's
     # repeats, whose set-up is paid on every call, keep whole blocks.
     STREAM_CHUNK_BYTES = 2 * 1024
-
-# Copies of this many bytes or more stream their destination: well past a
-# core's L2 (2 MiB on Zen 4), where the destination would be evicted
-# before it is read again anyway.
-cdef intp STREAM_MIN_BYTES = 8 * 1024 * 1024
-
 
 cdef inline bint streams_pay(intp copy_bytes, int resident) noexcept nogil:
     """Whether a copy of ``copy_bytes`` bytes into a destination whose pages

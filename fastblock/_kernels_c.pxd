@@ -71,21 +71,15 @@ cdef extern from "_src/stream.h" nogil:
 
 
 cdef extern from "_src/team.h" nogil:
-    long long FB_TEAM_LATE_NS
-    long long FB_TEAM_COLD_LATE_NS
-    long long FB_TEAM_HOT_NS
-    int FB_TEAM_LATE_STREAK
-    long long FB_TEAM_BACKOFF_MIN_NS
-    long long FB_TEAM_BACKOFF_MAX_NS
     ctypedef struct FbTeamSettings:
-        long long late_ns
-        long long cold_late_ns
-        long long hot_ns
-        int late_streak
-        long long backoff_min_ns
-        long long backoff_max_ns
-        long long helper_delay_ns
-        int adaptive
+        long long team_late_ns
+        long long team_cold_late_ns
+        long long team_hot_ns
+        int team_late_streak
+        long long team_backoff_min_ns
+        long long team_backoff_max_ns
+        long long team_helper_delay_ns
+        int adaptive_teams
     ctypedef struct FbTeamRun:
         long long start_ns
         int grows

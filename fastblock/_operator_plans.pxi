@@ -310,9 +310,6 @@ cdef enum:
 # For the tests: both paths take rows in blocks of about this many result bytes.
 VECT_C_BLOCK_RESULT_BYTES = VECT_C_BLOCK_BYTES
 
-# depth_to_space results this large read through tables (VectCRows), smaller
-# ones through planes; tests lower it to reach the tables with small inputs.
-cdef intp VECT_C_ROWS_MIN_BYTES = 16 << 20
 # At most this many row kinds (bs) read through tables (each table of 4*bs
 # offsets then fits a gathered run, GATHER_MAX).
 cdef intp VECT_C_ROWS_MAX_KINDS = 16
@@ -379,7 +376,7 @@ cdef int vect_c_block_at(const VectCBlocks* b, intp item, intp* src_offset,
 
 
 cdef int vect_c_threads(const VectCBlocks* b, cnp.ndarray depth, int num_threads) noexcept:
-    if b.n_items < 2 or cnp.PyArray_NBYTES(depth) < PARALLEL_MIN_BYTES:
+    if b.n_items < 2 or cnp.PyArray_NBYTES(depth) < tuning.parallel_min_bytes:
         return 1
     return <int>imin(num_threads, b.n_items)
 
@@ -428,7 +425,7 @@ cdef struct VectCRows:
     # the next, so the depth rows they share come from memory once.
     # Against StagedVectC, bs 3, two threads: 64 MiB uint8 1.38 -> 0.80 x
     # np.copyto, but in cache the gathers cost more than the planes'
-    # register transposes, so results under VECT_C_ROWS_MIN_BYTES keep the
+    # register transposes, so results under tuning.vect_c_rows_min_bytes keep the
     # planes. (space_to_depth the same way, a kind per depth group of 4
     # lanes, lost at 64 MiB: its 64-byte pieces each take 6 windows.) With
     # bs 3 both operators run VectCPixels where the CPU has AVX-512 VBMI:

@@ -29,9 +29,7 @@
 
 #define TEAM_COUNT(p) ((void)TEAM_ADD((p), 1))
 
-FbTeamSettings fb_team_settings = {
-    FB_TEAM_LATE_NS, FB_TEAM_COLD_LATE_NS, FB_TEAM_HOT_NS, FB_TEAM_LATE_STREAK,
-    FB_TEAM_BACKOFF_MIN_NS, FB_TEAM_BACKOFF_MAX_NS, 0, 1};
+FbTeamSettings fb_team_settings;
 
 static struct {
     int cap;                    /* 0: no cap */
@@ -67,13 +65,13 @@ long long fb_now_ns(void) {
 
 static long long current_backoff(void) {
     long long backoff = TEAM_LOAD(&policy.backoff_ns);
-    return backoff > 0 ? backoff : fb_team_settings.backoff_min_ns;
+    return backoff > 0 ? backoff : fb_team_settings.team_backoff_min_ns;
 }
 
 int fb_team_size(int wanted) {
     int cap;
     long long due, now;
-    if (wanted <= 1 || !fb_team_settings.adaptive)
+    if (wanted <= 1 || !fb_team_settings.adaptive_teams)
         return wanted;
     cap = TEAM_LOAD(&policy.cap);
     if (cap == 0 || cap >= wanted)
@@ -92,7 +90,7 @@ int fb_team_size(int wanted) {
 void fb_team_start(FbTeamRun *run, int team) {
     run->start_ns = fb_now_ns();
     run->grows = team > last_team_here;
-    run->hot = !run->grows && run->start_ns - last_team_end_ns < fb_team_settings.hot_ns;
+    run->hot = !run->grows && run->start_ns - last_team_end_ns < fb_team_settings.team_hot_ns;
     last_team_here = team;
     run->caller_in_ns = run->start_ns;
     run->caller_done_ns = run->start_ns;
@@ -106,7 +104,7 @@ void fb_team_caller_arrives(FbTeamRun *run) {
 }
 
 void fb_team_helper_arrives(int thread, int team) {
-    long long delay = fb_team_settings.helper_delay_ns;
+    long long delay = fb_team_settings.team_helper_delay_ns;
     if (delay <= 0 || thread != team - 1)
         return;
 #if defined(_WIN32)
@@ -135,29 +133,29 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
                      + (end - run->caller_done_ns);
     long long work = run->caller_done_ns - run->caller_in_ns;
     long long backoff;
-    long long late = run->hot ? fb_team_settings.late_ns : fb_team_settings.cold_late_ns;
+    long long late = run->hot ? fb_team_settings.team_late_ns : fb_team_settings.team_cold_late_ns;
     int came = (int)TEAM_LOAD(&run->prompt_helpers) + 1, cap;
     last_team_end_ns = end;
     TEAM_COUNT(&policy.runs);
     TEAM_STORE(&policy.last_wait_ns, wait);
     TEAM_STORE(&policy.last_work_ns, work);
-    if (!fb_team_settings.adaptive)
+    if (!fb_team_settings.adaptive_teams)
         return;
     cap = TEAM_LOAD(&policy.cap);
     if (wait >= late && 4 * wait > work) {
         /* Late: the threads that came in time, for a back-off period; a
-           whole team only once late_streak runs in a row were late. */
+           whole team only once team_late_streak runs in a row were late. */
         TEAM_COUNT(&policy.late_runs);
         if (cap == 0 && TEAM_LOAD(&policy.probation) == 0
-                && TEAM_ADD(&policy.streak, 1) + 1 < fb_team_settings.late_streak)
+                && TEAM_ADD(&policy.streak, 1) + 1 < fb_team_settings.team_late_streak)
             return;
         TEAM_STORE(&policy.streak, 0);
         TEAM_STORE(&policy.probation, 0);
         backoff = current_backoff();
         TEAM_STORE(&policy.cap, came < team ? came : team - 1);
         TEAM_STORE(&policy.probe_at_ns, end + backoff);
-        backoff = backoff > fb_team_settings.backoff_max_ns / 4
-                  ? fb_team_settings.backoff_max_ns : 4 * backoff;
+        backoff = backoff > fb_team_settings.team_backoff_max_ns / 4
+                  ? fb_team_settings.team_backoff_max_ns : 4 * backoff;
         TEAM_STORE(&policy.backoff_ns, backoff);
         return;
     }
@@ -172,8 +170,8 @@ void fb_team_finish(const FbTeamRun *run, int team, int wanted) {
     }
     if (TEAM_LOAD(&policy.probation) > 0 && TEAM_ADD(&policy.probation, -1) == 1) {
         backoff = current_backoff() / 2;
-        TEAM_STORE(&policy.backoff_ns, backoff > fb_team_settings.backoff_min_ns
-                                       ? backoff : fb_team_settings.backoff_min_ns);
+        TEAM_STORE(&policy.backoff_ns, backoff > fb_team_settings.team_backoff_min_ns
+                                       ? backoff : fb_team_settings.team_backoff_min_ns);
     }
 }
 

@@ -14,7 +14,7 @@
    Late runs cap the team at the threads that came in time, for a back-off
    period, after which one call tries twice the cap (a probe; a prompt probe's team
    is the new cap, on probation: the next late run cuts it at once). The
-   back-off grows fourfold with each cut (up to FB_TEAM_BACKOFF_MAX_NS)
+   back-off grows fourfold with each cut (up to team_backoff_max_ns)
    and halves once a probe's team has run FB_TEAM_PROBATION_RUNS prompt
    runs, so a busy machine is probed rarely, one helper at a time, and a
    quiet one gets its threads back within a few back-offs.
@@ -26,35 +26,22 @@
 
 #include "fb_common.h"
 
-/* Defaults of the settings (the engine's tune() changes them). A helper
-   kept off the CPU by another process costs the caller a time slice (1-8
-   ms). Helpers that ran a team moments ago are still spinning (GNU
-   OpenMP spins some milliseconds before it sleeps), so a wait of
-   FB_TEAM_LATE_NS is already late for them; helpers that had gone to
-   sleep must first be woken, which on an idle virtual machine can take
-   hundreds of microseconds (a 16-core VM lost a tenth of its speed when
-   that counted), so they are late only from FB_TEAM_COLD_LATE_NS. */
-#define FB_TEAM_LATE_NS 200000LL
-#define FB_TEAM_COLD_LATE_NS 2000000LL
-#define FB_TEAM_HOT_NS 1000000LL
-/* One straggler (another task's time slice on one core, a virtual CPU
-   held up by the host) does not cap a whole team; two late runs in a row do. */
-#define FB_TEAM_LATE_STREAK 2
 /* A woken helper preempts another process's thread at once, so one
    prompt probe says little; 8 prompt runs after it say the core is free. */
 #define FB_TEAM_PROBATION_RUNS 8
-#define FB_TEAM_BACKOFF_MIN_NS 2000000LL
-#define FB_TEAM_BACKOFF_MAX_NS 1000000000LL
 
+/* The policy's settings: the engine's tune() sets them (their defaults,
+   and why, are in its table of settings, _engine_tuning.pxi); until then
+   the policy is off. */
 typedef struct {
-    long long late_ns;          /* a wait this long marks a run of spinning helpers late */
-    long long cold_late_ns;     /* ... and of helpers woken from sleep */
-    long long hot_ns;           /* helpers spin for this long after a run (at least) */
-    int late_streak;            /* late runs in a row that cap a whole team */
-    long long backoff_min_ns;   /* the first back-off */
-    long long backoff_max_ns;   /* the longest back-off */
-    long long helper_delay_ns;  /* test hook: a team's last thread sleeps this long first */
-    int adaptive;               /* 0: every call runs the team it asks for */
+    long long team_late_ns;         /* a wait this long marks a run of spinning helpers late */
+    long long team_cold_late_ns;    /* ... and of helpers woken from sleep */
+    long long team_hot_ns;          /* helpers spin for this long after a run (at least) */
+    int team_late_streak;           /* late runs in a row that cap a whole team */
+    long long team_backoff_min_ns;  /* the first back-off */
+    long long team_backoff_max_ns;  /* the longest back-off */
+    long long team_helper_delay_ns; /* test hook: a team's last thread sleeps this long first */
+    int adaptive_teams;             /* 0: every call runs the team it asks for */
 } FbTeamSettings;
 
 /* What one run of a team saw, filled in by the team's threads. */

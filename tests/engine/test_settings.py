@@ -1,0 +1,145 @@
+"""Every engine setting (``_engine.SETTINGS``) governs what it says it does.
+
+Each setting is changed through ``tune()`` and the plan, path or schedule it
+governs is read back: plans with ``describe()``, the NCHW_VECT_C paths with
+``vect_c_path()``, a copy's schedule with ``last_schedule()``. The thread
+policy's settings have their own tests (``test_thread_policy.py``). A
+setting added to the table without a case here fails
+``test_every_setting_has_a_case``.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Optional
+
+import numpy as np
+import pytest
+
+from fastblock import _engine
+
+FEATURES = _engine.cpu_features()
+
+
+def _transpose(shape, axes, width=1, fresh=False):
+    """describe() of a transpose of a C-order array of ``shape`` into a new
+    C-order destination: touched first unless ``fresh``."""
+    dtype = {1: np.uint8, 2: np.uint16, 4: np.float32}[width]
+    view = np.zeros(shape, dtype).transpose(axes)
+    dst = np.empty(view.shape, dtype)
+    if not fresh:
+        dst[...] = 0
+    return lambda: _engine.describe(view.shape, view.strides, dst.strides, width, dst)
+
+
+def _every_other(rows, items):
+    """describe() of the block kernel: rows of items two apart."""
+    view = np.zeros((rows, 2 * items), np.uint8)[:, ::2]
+    return lambda: _engine.describe(view.shape, view.strides, (items, 1), 1)
+
+
+def _space_to_depth_3x3_channels_last(edge):
+    """space_to_depth blocks_first channels_last uint8 C=1 bs=3: (bw, c)
+    folds into 3-byte items."""
+    space = np.zeros((1, 3 * edge, edge, 1), np.uint8)
+    n, h, w, c = space.shape
+    s = space.strides
+    view = np.lib.stride_tricks.as_strided(space, (n, h // 3, w // 3, 3, 3, c),
+                                           (s[0], 3 * s[1], 3 * s[2], s[1], s[2], s[3]))
+    return lambda: _engine.describe(view.shape, view.strides,
+                                    np.empty(view.shape, np.uint8).strides, 1)
+
+
+def _vect_c(block_size, to_depth, channels=4, edge=60):
+    """vect_c_path() of NCHW_VECT_C uint8 depth_first arrays."""
+    space = np.zeros((1, channels // 4, edge, edge, 4), np.uint8)
+    depth = np.zeros((1, channels * block_size ** 2 // 4, edge // block_size,
+                      edge // block_size, 4), np.uint8)
+    return lambda: _engine.vect_c_path(space, depth, block_size, to_depth)
+
+
+# Rows of space_to_depth depth_first channels_last C=3 bs=2 (252 KB):
+# destination runs of 12-item pixels gathered from two source rows, longer
+# than the gather table.
+_LONG_RUNS = _transpose((30, 2, 700, 2, 3), (0, 2, 4, 1, 3))
+# Its kernel blocks at 25 KB (3 x 2 items a block): whole runs gathered.
+_SMALL_BLOCKS = _transpose((3, 2, 700, 2, 3), (0, 2, 4, 1, 3))
+# space_to_depth depth_first channels_last C=3 bs=3 (324 KB): 27-item
+# pixels, whose 64-byte shuffle pieces repeat each pixel.
+_PIXEL_RUNS = _transpose((200, 3, 20, 3, 3), (0, 2, 4, 1, 3))
+# A 6 MiB transpose into a destination never touched.
+_FRESH = _transpose((2048, 1024, 3), (2, 0, 1), fresh=True)
+_EVERY_OTHER = _every_other(1000, 500)
+GATHER_MAX = _engine.thresholds()["gather_max_items"]
+
+
+class Case(NamedTuple):
+    read: Callable[[], object]          # the plan, path or schedule, as read now
+    settings: dict                      # the change, from the defaults
+    change: Callable[[object, object], bool]   # true of (before, after)
+    needs: Optional[str] = None         # a cpu_features() key it needs
+    base: dict = {}                     # settings both readings run under
+
+
+def _moves(key, before, after):
+    """The change of ``key`` from ``before`` to ``after``."""
+    return lambda a, b: (a[key], b[key]) == (before, after)
+
+
+def _drops(key):
+    """``key`` positive before, 0 after."""
+    return lambda a, b: a[key] > 0 == b[key]
+
+
+def _is(before, after):
+    return lambda a, b: (a, b) == (before, after)
+
+
+CASES = {
+    "simd": Case(_transpose((256, 256, 4), (2, 0, 1)), {"simd": False},
+                 _moves("kernel", "lanes", "block"), "ssse3"),
+    "shuffles": Case(_LONG_RUNS, {"shuffles": False}, _drops("shuffled_pieces"), "ssse3"),
+    "shuffle_min_bytes": Case(_LONG_RUNS, {"shuffle_min_bytes": 1 << 40},
+                              _drops("shuffled_pieces"), "ssse3"),
+    "wide_shuffles": Case(_LONG_RUNS, {"wide_shuffles": False},
+                          _moves("shuffle_piece_bytes", 64, 16), "avx512_vbmi"),
+    "periodic_shuffles": Case(_PIXEL_RUNS, {"periodic_shuffles": False}, _drops("shuffle_period"),
+                              "avx512_vbmi"),
+    "long_shuffle_runs": Case(_LONG_RUNS, {"long_shuffle_runs": False},
+                              lambda a, b: a["row_items"] > GATHER_MAX >= b["row_items"],
+                              "avx512_vbmi"),
+    "streaming": Case(_transpose((2048, 2048, 3), (2, 0, 1)), {"streaming": False},
+                      _moves("streams", True, False), "streaming_stores"),
+    "stream_min_bytes": Case(_transpose((1024, 1024, 3), (2, 0, 1)), {"stream_min_bytes": 0},
+                             _moves("streams", False, True), "streaming_stores"),
+    "fault_ahead": Case(_FRESH, {"fault_ahead": False}, _moves("faults_ahead", True, False),
+                        "fault_ahead"),
+    "fault_ahead_min_bytes": Case(_FRESH, {"fault_ahead_min_bytes": 1 << 40},
+                                  _moves("faults_ahead", True, False), "fault_ahead"),
+    "block_bytes": Case(_EVERY_OTHER, {"block_bytes": 4096}, _moves("row_items", 32768, 4096)),
+    "min_block_bytes": Case(_EVERY_OTHER, {"min_block_bytes": 512}, _moves("row_items", 2048, 1024),
+                            base={"block_bytes": 1024}),
+    "small_block_bytes": Case(_SMALL_BLOCKS, {"small_block_bytes": 0},
+                              _moves("kernel", "gather", "block")),
+    "lanes_min_run": Case(_SMALL_BLOCKS, {"lanes_min_run": 1}, _moves("kernel", "gather", "block")),
+    "unfold_short_min_bytes": Case(_space_to_depth_3x3_channels_last(600),
+                                   {"unfold_short_min_bytes": 1 << 40}, _moves("width", 1, 3),
+                                   "ssse3"),
+    "prefetch": Case(_transpose((2048, 2048), (1, 0), 4), {"prefetch": False},
+                     _drops("source_ahead")),
+    "vect_c_pixels": Case(_vect_c(3, True), {"vect_c_pixels": False}, _is("pixels", "planes"),
+                          "vect_c_pixels"),
+    "vect_c_rows_min_bytes": Case(_vect_c(5, False), {"vect_c_rows_min_bytes": 0},
+                                  _is("planes", "rows")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_setting_changes_what_it_governs(name):
+    case = CASES[name]
+    if case.needs is not None and not FEATURES[case.needs]:
+        pytest.skip(f"this CPU or build lacks {case.needs}")
+    assert name in case.settings
+    with _engine.tune(**dict(_engine.default_tuning(), **case.base)):
+        before = case.read()
+        with _engine.tune(**case.settings):
+            after = case.read()
+    assert case.change(before, after), (before, after)

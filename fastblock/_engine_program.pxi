@@ -102,13 +102,11 @@ cdef class CopyProgram:
             stored_plans += 1
             src_start = base
             dst_start = dst_data
-            if not build_plan(c.plan, c.ndim, c.axes, c.axes + c.ndim, c.axes + 2 * c.ndim,
-                              self.itemsize, c.n_parts, &src_start, &dst_start) \
-                    or c.plan.stream or c.plan.fault_ahead:
-                free(c.plan)
-                c.plan = NULL
-                stored_plans -= 1
-                continue
+            # Not empty, so there is a plan; below both thresholds, it
+            # neither streams nor faults ahead (build_plan asks for no
+            # residency), which would depend on the destination's pages.
+            build_plan(c.plan, c.ndim, c.axes, c.axes + c.ndim, c.axes + 2 * c.ndim,
+                       self.itemsize, c.n_parts, &src_start, &dst_start)
             c.plan.src_offsets = c.axes + 3 * c.ndim
             c.plan.dst_offsets = c.axes + 3 * c.ndim + c.n_parts
             c.plan.dst_end = NULL       # read only to stream or fault ahead
@@ -153,17 +151,6 @@ cdef class CopyProgram:
                            self.itemsize, c.n_parts, c.axes + 3 * c.ndim,
                            c.axes + 3 * c.ndim + c.n_parts, num_threads)
         return 0
-
-    def run_arrays(self, cnp.ndarray src not None, cnp.ndarray dst not None, int num_threads=1):
-        """Run the program from ``src`` into ``dst`` (of the geometry it was
-        built for: the caller's guarantee)."""
-        self.run(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), num_threads)
-
-    @property
-    def stored_plans(self):
-        """How many of the program's copies run a stored plan."""
-        cdef int i
-        return sum([(<StoredCopy*>self.copies)[i].plan != NULL for i in range(self.n_copies)])
 
 
 def stored_plan_count():

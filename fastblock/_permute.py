@@ -460,8 +460,6 @@ def _space_to_batch_plans(geometry: _BatchGeometry):
     padding from one zero item of the destination's dtype (source step 0)."""
 
     def plans(src: np.ndarray, dst: np.ndarray):
-        if dst.size == 0:
-            return []
         return geometry.data_plans(src.strides, dst.strides) + [
             plan._replace(zero_source=True) for plan in geometry.padding_plans(dst.strides)]
 
@@ -473,8 +471,6 @@ def _batch_to_space_plans(geometry: _BatchGeometry):
     backwards (no padding: every result item comes from ``x``)."""
 
     def plans(src: np.ndarray, dst: np.ndarray):
-        if dst.size == 0:
-            return []
         return [CopyPlan(plan.extents, plan.dst_strides, plan.src_strides,
                          tuple((d, s) for s, d in plan.parts))
                 for plan in geometry.data_plans(dst.strides, src.strides)]

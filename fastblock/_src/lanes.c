@@ -494,23 +494,14 @@ void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
 
 #else
 
-/* Portable fallback: never planned without SSSE3 (cpu.h answers 0). */
+/* Without SSSE3 the planner never chooses lane transposes (use_ssse3() is
+   false: cpu.h answers 0), so this is never called; it is here for the
+   linker. */
 void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                    fb_intp src_row, fb_intp n, int L, const fb_intp *lane,
-                          const unsigned char *masks, int interleave, int width) {
-    fb_intp k, i;
-    int l;
-    (void)masks;
-    for (k = 0; k < n_rows; k++)
-        for (i = 0; i < n; i++)
-            for (l = 0; l < L; l++) {
-                if (interleave)
-                    memcpy(dst + k * dst_row + (i * L + l) * width,
-                           src + k * src_row + lane[l] + i * width, width);
-                else
-                    memcpy(dst + k * dst_row + lane[l] + i * width,
-                           src + k * src_row + (i * L + l) * width, width);
-            }
+                   const unsigned char *masks, int interleave, int width) {
+    (void)dst; (void)src; (void)n_rows; (void)dst_row; (void)src_row; (void)n; (void)L;
+    (void)lane; (void)masks; (void)interleave; (void)width;
 }
 
 #endif

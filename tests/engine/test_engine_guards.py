@@ -4,7 +4,7 @@ these tests reach them."""
 import numpy as np
 import pytest
 
-from fastblock import _engine
+from fastblock import _engine, _fastpath
 
 
 def test_copy_refuses_more_axes_than_it_can_hold():
@@ -38,3 +38,36 @@ def test_describe_refuses_strides_of_another_length():
 
 def test_describe_of_an_empty_copy_is_none():
     assert _engine.describe((3, 0), (1, 1), (1, 1), 1) is None
+
+
+def test_copy_program_refuses_item_sizes_that_differ():
+    with pytest.raises(ValueError, match="item sizes differ"):
+        _engine.CopyProgram([((4,), (1,), (2,), ((0, 0),), False)], np.zeros(4, np.uint8),
+                            np.zeros(4, np.uint16))
+
+
+@pytest.mark.parametrize("extents, src_strides, dst_strides", [
+    ((1,) * 200, (0,) * 200, (0,) * 200),       # more axes than a copy holds
+    ((4,), (1, 1), (1,)),                       # strides of another length
+])
+def test_copy_program_refuses_axes_it_cannot_hold(extents, src_strides, dst_strides):
+    x = np.zeros(4, np.uint8)
+    stored = _engine.stored_plan_count()
+    with pytest.raises(ValueError, match="axes in one copy"):
+        _engine.CopyProgram([((4,), (1,), (1,), ((0, 0),), False),
+                             (extents, src_strides, dst_strides, ((0, 0),), False)], x, x.copy())
+    assert _engine.stored_plan_count() == stored       # the first copy's plan is freed again
+
+
+def test_copy_program_stores_no_plan_for_empty_copies():
+    # A copy with an empty extent or no parts; the third stores its plan
+    # (the fast path's cache, cleared, holds none of the plans' limit).
+    _fastpath.clear()
+    x = np.arange(4, dtype=np.uint8)
+    stored = _engine.stored_plan_count()
+    program = _engine.CopyProgram([((4, 0), (1, 1), (1, 1), ((0, 0),), False),
+                                   ((4,), (1,), (1,), (), False),
+                                   ((4,), (1,), (1,), ((0, 0),), False)], x, x.copy())
+    assert _engine.stored_plan_count() == stored + 1
+    del program
+    assert _engine.stored_plan_count() == stored

@@ -205,8 +205,6 @@ cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
     cdef char* src_start = src
     cdef char* dst_start = dst
     cdef intp part, last_part = 0
-    if ndim > MAX_INPUT_AXES:
-        raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
     if n_parts < 1:
         return 0
     if not build_plan(&plan, ndim, extents, src_strides, dst_strides, itemsize, n_parts,
@@ -294,7 +292,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     ``loop`` (the outer loop's extents, outermost first, and
     ``loop_source_steps`` their source steps in bytes), ``streams`` (whether the
     destination is streamed: only for a ``dst_array`` whose data the copy
-    would write), ``faults_ahead`` (whether the huge pages of such a
+    would write) and ``stream_store_bytes`` (the bytes of each streamed
+    store: 32 with AVX, else 16), ``faults_ahead`` (whether the huge pages of such a
     ``dst_array`` not yet in memory are first touched at their ends),
     ``staged`` (a transpose through a buffer),
     ``first_tile_short_by`` (items a transpose's first tile of each row
@@ -343,6 +342,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
         "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),
         "streams": bool(plan.stream),
+        "stream_store_bytes": (32 if fb_stream_avx else 16) if plan.stream else 0,
         "faults_ahead": bool(plan.fault_ahead),
         "staged": bool(transposes and plan.transpose_staged),
         "first_tile_short_by": plan.b_shift * plan.b_in if transposes else 0,

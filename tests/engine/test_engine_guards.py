@@ -71,3 +71,9 @@ def test_copy_program_stores_no_plan_for_empty_copies():
     assert _engine.stored_plan_count() == stored + 1
     del program
     assert _engine.stored_plan_count() == stored
+
+
+def test_copy_in_no_parts_writes_nothing():
+    dst = np.full(4, 7, np.uint8)
+    _engine.copy(np.zeros(4, np.uint8), dst, (4,), (1,), (1,), parts=())
+    assert (dst == 7).all()

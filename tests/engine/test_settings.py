@@ -110,6 +110,8 @@ CASES = {
                       _moves("streams", True, False), "streaming_stores"),
     "stream_min_bytes": Case(_transpose((1024, 1024, 3), (2, 0, 1)), {"stream_min_bytes": 0},
                              _moves("streams", False, True), "streaming_stores"),
+    "wide_streams": Case(_transpose((1024, 1024, 3), (2, 0, 1)), {"wide_streams": False},
+                         _moves("stream_store_bytes", 32, 16), "avx", base={"stream_min_bytes": 0}),
     "fault_ahead": Case(_FRESH, {"fault_ahead": False}, _moves("faults_ahead", True, False),
                         "fault_ahead"),
     "fault_ahead_min_bytes": Case(_FRESH, {"fault_ahead_min_bytes": 1 << 40},
@@ -143,3 +145,35 @@ def test_setting_changes_what_it_governs(name):
         with _engine.tune(**case.settings):
             after = case.read()
     assert case.change(before, after), (before, after)
+
+
+def test_every_setting_has_a_case():
+    # The thread policy's settings are exercised by test_thread_policy.py.
+    policy = {"adaptive_teams", "team_late_ns", "team_cold_late_ns", "team_hot_ns",
+              "team_late_streak", "team_backoff_min_ns", "team_backoff_max_ns",
+              "team_helper_delay_ns"}
+    names = {setting.name for setting in _engine.SETTINGS}
+    assert names == set(_engine.default_tuning())
+    assert names - policy == set(CASES)
+
+
+def test_unknown_settings_are_refused_by_name():
+    with pytest.raises(TypeError, match="unknown engine setting.*'no_such_setting'"):
+        _engine.tune(no_such_setting=1)
+
+
+def test_settings_are_kept_in_their_range():
+    # A unit of 0 bytes would never end; a back-off's longest is its shortest at least.
+    with _engine.tune(fault_unit_bytes=0, team_backoff_min_ns=5000, team_backoff_max_ns=10):
+        now = _engine.current_tuning()
+        assert now["fault_unit_bytes"] == 1
+        assert now["team_backoff_max_ns"] == 5000
+    assert _engine.current_tuning() == _engine.default_tuning()
+
+
+def test_thresholds_follow_the_settings_in_force():
+    with _engine.tune(block_bytes=4096, stream_min_bytes=1 << 20):
+        sizes = _engine.thresholds()
+        assert (sizes["block_bytes"], sizes["stream_min_bytes"]) == (4096, 1 << 20)
+    assert _engine.thresholds()["block_bytes"] == _engine.default_tuning()["block_bytes"]
+    assert set(_engine.LIMITS) <= set(_engine.thresholds())

@@ -76,9 +76,12 @@ Where each part lives (all included into this one extension module):
   loops (block, shuffle, lanes, transpose, stream, faults, vect_c_pixels);
   their C, with SIMD variants and portable fallbacks side by side, is in
   ``_src/`` and declared in ``_kernels_c.pxd``.
-- ``_operator_plans.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
-  (axes and steps), built in C (``block_plan`` and ``tile_plan`` give them
-  as plans).
+- ``_operator_axes.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
+  (axes and steps), built in C (``block_plan`` and ``tile_plan``
+  give them to Python).
+- ``_operator_vect_c.pxi``: NCHW_VECT_C depth_first with bs*bs not a
+  multiple of 4, which no axes describe: blocks of rows, each by plans or a
+  kernel of its own, as units of the schedule (``run_units``).
 - ``_engine_program.pxi``: ``CopyProgram``, an operator's copies between
   arrays of one geometry with their plans stored, run many times by the
   front doors' cache (``_fastpath.pyx``, which cimports it through
@@ -377,7 +380,8 @@ cdef cvarray_intp(intp n):
     return np.empty(max(n, 1), dtype=np.intp)
 
 
-include "_operator_plans.pxi"
+include "_operator_axes.pxi"
+include "_operator_vect_c.pxi"
 include "_engine_program.pxi"
 
 

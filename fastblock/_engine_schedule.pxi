@@ -1,11 +1,27 @@
-# The schedule: a Plan's loop cut into chunks for the OpenMP team, or run
-# on the calling thread alone; in a copy into fresh pages, the calling
-# thread faults the pages ahead of the others (run_units). How many threads
-# a team has is the thread policy's (_src/team.h): up to the call's count.
+# The schedule: a copy's work cut into units (a Plan's loop in chunks, or the
+# NCHW_VECT_C runners' blocks) for the OpenMP team, or run on the calling
+# thread alone (copy_team decides which, for every copy); in a copy into
+# fresh pages, the calling thread faults the pages ahead of the others
+# (run_units). How many threads a team has is the thread policy's
+# (_src/team.h): up to the call's count.
 
-from ._kernels_c cimport (FbTeamRun, fb_team_caller_arrives, fb_team_caller_done,
-                          fb_team_finish, fb_team_helper_arrives, fb_team_helper_took_first,
-                          fb_team_size, fb_team_start)
+from ._kernels_c cimport (FbTeamRun, fb_load, fb_publish, fb_spin_pause, fb_take,
+                          fb_team_caller_arrives, fb_team_caller_done, fb_team_finish,
+                          fb_team_helper_arrives, fb_team_helper_took_first, fb_team_size,
+                          fb_team_start)
+from ._schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner
+
+
+cdef int copy_team(intp copy_bytes, intp n_units, int num_threads) noexcept nogil:
+    """Threads to run a copy of ``copy_bytes`` bytes in up to ``n_units``
+    units, for a call of ``num_threads``: the calling thread alone for one
+    unit or a copy under tuning.parallel_min_bytes (starting a team costs
+    more than it saves), else the thread policy's team, a unit a thread at
+    most. Known before the copy runs: per-thread buffers are sized by it."""
+    if num_threads <= 1 or n_units < 2 or copy_bytes < tuning.parallel_min_bytes:
+        return 1
+    return <int>imin(fb_team_size(num_threads), n_units)
+
 
 cdef struct PlanChunks:
     # A plan's iterations cut into chunks, the units of run_units.
@@ -25,9 +41,7 @@ cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcep
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
     cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
     cdef PlanChunks chunks
-    cdef int team = 1
-    if num_threads > 1 and copy_bytes >= tuning.parallel_min_bytes and p.n_iter >= 2:
-        team = fb_team_size(num_threads)
+    cdef int team = copy_team(copy_bytes, p.n_iter, num_threads)
     if team <= 1:
         run_range(p, dst, src, 0, p.n_iter)
         return
@@ -41,8 +55,8 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
     chunks.src = src
     chunks.base = p.n_iter // n_chunks
     chunks.extra = p.n_iter % n_chunks
-    run_team(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks,
-             <int>imin(team, n_chunks), num_threads, p.fault_ahead)
+    run_units(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks, team, num_threads,
+              p.fault_ahead)
 
 
 # Who takes the faults: the calling thread, ahead of the others.
@@ -61,13 +75,8 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
 # unit beyond it itself, as before. The calling thread keeps its promise
 # when it runs out of units, so no thread waits for a unit nobody faults.
 
-cdef enum:
-    FAULTS_OWN = 0      # a plan that faults ahead does it block by block (run_block)
-    FAULTS_NONE = 1     # the pages are in place: copy only
-    FAULTS_ONLY = 2     # fault the pages a run would write, copy nothing
-
-# Runs ``unit`` of ``job`` on OpenMP thread ``thread``, faulting as ``faults``.
-ctypedef void (*UnitRunner)(const void* job, intp unit, int faults, int thread) noexcept nogil
+# How a unit runs (FAULTS_OWN, FAULTS_NONE, FAULTS_ONLY) and UnitRunner are
+# declared in _schedule_types.pxd, for the files that hand units over.
 
 cdef enum:
     # Result bytes a unit of a fresh copy by one plan covers, and how far
@@ -97,18 +106,12 @@ cdef inline void fault_units(FaultTeam* team, const void* job, UnitRunner run_un
 
 
 cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
-                    int num_threads, bint fresh) noexcept nogil:
-    """Run ``n_units`` units on up to ``num_threads`` threads, as many as
-    the thread policy allows now (team.h): see run_team."""
-    run_team(job, run_unit, n_units, unit_bytes, fb_team_size(num_threads), num_threads, fresh)
-
-
-cdef void run_team(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
-                   int n_threads, int wanted, bint fresh) noexcept nogil:
-    """Run ``n_units`` units on ``n_threads`` threads (the thread policy's
-    answer for a call that asked for ``wanted``), taken in order as threads
-    come free; where the result is ``fresh`` (its plans fault ahead), the
-    calling thread takes the faults (above)."""
+                    int n_threads, int wanted, bint fresh) noexcept nogil:
+    """Run ``n_units`` units of about ``unit_bytes`` result bytes on
+    ``n_threads`` threads (copy_team's answer for a call that asked for
+    ``wanted``; 1: the calling thread runs them all, in order), taken in
+    order as threads come free; where the result is ``fresh`` (its plans
+    fault ahead), the calling thread takes the faults (above)."""
     cdef FaultTeam team
     cdef FbTeamRun run
     cdef intp unit, ahead

@@ -77,7 +77,7 @@ Where each part lives (all included into this one extension module):
   their C, with SIMD variants and portable fallbacks side by side, is in
   ``_src/`` and declared in ``_kernels_c.pxd``.
 - ``_operator_axes.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
-  (axes and steps), built in C (``block_plan`` and ``tile_plan``
+  (axes and steps), built in C (``space_depth_axes`` and ``tile_copy_axes``
   give them to Python).
 - ``_operator_vect_c.pxi``: NCHW_VECT_C depth_first with bs*bs not a
   multiple of 4, which no axes describe: blocks of rows, each by plans or a

@@ -81,14 +81,14 @@ cdef int block_axes(LogicalView* s, LogicalView* d, cnp.ndarray space, cnp.ndarr
                     int layout, intp bs, bint depth_first, int n_batch, intp* extent,
                     intp* space_step, intp* depth_step) except -2:
     """The axes of SpaceToDepth / DepthToSpace between ``space`` and
-    ``depth`` (see block_copy): their count, with each axis's extent
+    ``depth`` (see space_depth_copy): their count, with each axis's extent
     and its step on either side; -1 where no axes describe the copy
     (NCHW_VECT_C depth_first with bs*bs not a multiple of 4: vect_c_copy,
     with ``s`` and ``d`` read)."""
     cdef intp blocks = 1, channels, groups, per_block = 0, weight
     cdef int n = 0, k, n_spatial
     if n_batch < 0 or space.ndim < n_batch + 2 or space.ndim != depth.ndim:
-        raise ValueError("fastblock: block_copy got arrays that do not match n_batch")
+        raise ValueError("fastblock: space_depth_copy got arrays that do not match n_batch")
     read_view(s, space, layout, n_batch)
     read_view(d, depth, layout, n_batch)
     n_spatial = s.n_spatial
@@ -166,9 +166,9 @@ cdef int vect_c_depth_first_axes(const LogicalView* s, const LogicalView* d, int
     return n
 
 
-def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
-               intp block_size, bint depth_first, bint to_depth, int num_threads=1,
-               int n_batch=1):
+def space_depth_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
+                     intp block_size, bint depth_first, bint to_depth, int num_threads=1,
+                     int n_batch=1):
     """SpaceToDepth (``to_depth``) or DepthToSpace between two checked arrays.
 
     ``space`` and ``depth`` have matching shapes for ``block_size`` and
@@ -191,9 +191,9 @@ def block_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int layou
         copy_axes(depth, space, n, extent, depth_step, space_step, num_threads)
 
 
-def block_plan(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
-               intp block_size, bint depth_first, bint to_depth, int n_batch=1):
-    """block_copy's copy as ``(extents, src_strides, dst_strides)``
+def space_depth_axes(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
+                     intp block_size, bint depth_first, bint to_depth, int n_batch=1):
+    """space_depth_copy's copy as ``(extents, src_strides, dst_strides)``
     (source: ``space`` if ``to_depth``, else ``depth``), or None where it
     has no axes (NCHW_VECT_C depth_first, bs*bs not a multiple of 4:
     vect_c_copy)."""
@@ -258,7 +258,7 @@ def tile_copy(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats,
     copy_axes(src, dst, n, extent, src_step, dst_step, num_threads)
 
 
-def tile_plan(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats):
+def tile_copy_axes(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats):
     """tile_copy's copy as ``(extents, src_strides, dst_strides)``."""
     cdef intp extent[MAX_INPUT_AXES]
     cdef intp src_step[MAX_INPUT_AXES]

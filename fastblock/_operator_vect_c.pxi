@@ -61,7 +61,7 @@ cdef int choose_vect_c_path(const LogicalView* s, const LogicalView* d, intp bs,
 
 def vect_c_path(cnp.ndarray space not None, cnp.ndarray depth not None, intp block_size,
                 bint to_depth, int n_batch=1):
-    """Which way block_copy runs NCHW_VECT_C depth_first between these
+    """Which way space_depth_copy runs NCHW_VECT_C depth_first between these
     arrays when bs*bs is not a multiple of 4: "planes", "rows" or "pixels"
     (for tests)."""
     cdef LogicalView s, d
@@ -74,7 +74,7 @@ def vect_c_path(cnp.ndarray space not None, cnp.ndarray depth not None, intp blo
 
 cdef int vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,
                      cnp.ndarray depth, intp bs, bint to_depth, int num_threads) except -1:
-    """block_copy where block_axes has no axes (``s`` and ``d`` read)."""
+    """space_depth_copy where block_axes has no axes (``s`` and ``d`` read)."""
     cdef int path = choose_vect_c_path(s, d, bs, cnp.PyArray_ITEMSIZE(depth),
                                        cnp.PyArray_NBYTES(depth), to_depth)
     if path == VECT_C_ROWS:

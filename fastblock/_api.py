@@ -35,10 +35,10 @@ def block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool,
     its scope on every call, the fast path's included."""
     if to_depth:
         def copy(space: np.ndarray, depth: np.ndarray, n_threads: int) -> None:
-            _engine.block_copy(space, depth, layout, bs, depth_first, True, n_threads, n_batch)
+            _engine.space_depth_copy(space, depth, layout, bs, depth_first, True, n_threads, n_batch)
     else:
         def copy(depth: np.ndarray, space: np.ndarray, n_threads: int) -> None:
-            _engine.block_copy(space, depth, layout, bs, depth_first, False, n_threads, n_batch)
+            _engine.space_depth_copy(space, depth, layout, bs, depth_first, False, n_threads, n_batch)
     return copy
 
 
@@ -48,7 +48,7 @@ def block_plans(layout: int, bs: int, depth_first: bool, to_depth: bool,
     copies that the engine runs its own way)."""
     def plans(src: np.ndarray, dst: np.ndarray):
         space, depth = (src, dst) if to_depth else (dst, src)
-        axes = _engine.block_plan(space, depth, layout, bs, depth_first, to_depth, n_batch)
+        axes = _engine.space_depth_axes(space, depth, layout, bs, depth_first, to_depth, n_batch)
         return None if axes is None else [CopyPlan(*axes)]
     return plans
 
@@ -228,7 +228,7 @@ def _prepare_tile(x: np.ndarray, repeats) -> Prepared:
         _engine.tile_copy(src, dst, reps, n_threads)
 
     def plans(src: np.ndarray, dst: np.ndarray):
-        return [CopyPlan(*_engine.tile_plan(src, dst, reps))]
+        return [CopyPlan(*_engine.tile_copy_axes(src, dst, reps))]
 
     return Prepared(result_shape, copy, plans)
 

@@ -76,9 +76,12 @@ Where each part lives (all included into this one extension module):
   loops (block, shuffle, lanes, transpose, stream, faults, vect_c_pixels);
   their C, with SIMD variants and portable fallbacks side by side, is in
   ``_src/`` and declared in ``_kernels_c.pxd``.
-- ``_operator_plans.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
-  (axes and steps), built in C (``block_plan`` and ``tile_plan`` give them
-  as plans).
+- ``_operator_axes.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
+  (axes and steps), built in C (``space_depth_axes`` and ``tile_copy_axes``
+  give them to Python).
+- ``_operator_vect_c.pxi``: NCHW_VECT_C depth_first with bs*bs not a
+  multiple of 4, which no axes describe: blocks of rows, each by plans or a
+  kernel of its own, as units of the schedule (``run_units``).
 - ``_engine_program.pxi``: ``CopyProgram``, an operator's copies between
   arrays of one geometry with their plans stored, run many times by the
   front doors' cache (``_fastpath.pyx``, which cimports it through
@@ -277,7 +280,7 @@ cdef table_offsets(source_table, extents):
 
 
 def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_array=None,
-             source_table=None):
+             source_table=None, int num_threads=1):
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
     ``kernel`` ("lanes", "gather", "transpose" or "block"), ``lanes`` (lane
     transposes: lanes per pixel), ``width`` (bytes per folded item), the
@@ -300,6 +303,11 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     lacks, so that the others start on a line) and ``source_ahead`` (bytes
     past its own source at which a transpose block asks for the source of
     the block two on; 0: none). ``source_table``: as for :func:`copy`.
+    How a call of ``num_threads`` threads would share it out, the thread
+    policy's cap aside: ``threads`` (1: the calling thread alone),
+    ``units`` (the chunks of the loop the team takes), ``caller_faults``
+    (whether the calling thread faults ahead for the others) and
+    ``lead_units`` (how many units past its own).
     For tests and tuning."""
     cdef Plan plan
     cdef intp ext[MAX_INPUT_AXES]
@@ -322,6 +330,9 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     cdef bint shuffles = gathers and plan.shuffle.n_pieces > 0
     cdef bint transposes = plan.kernel == KERNEL_TRANSPOSE
     cdef const ShuffleProgram* program = &plan.shuffle
+    cdef int team = 1 if runs_alone(plan.total_bytes, plan.n_iter, num_threads) else <int>imin(
+        num_threads, plan.n_iter)
+    cdef intp n_units = plan_chunks(&plan, team) if team > 1 else 1
     return {
         "kernel": KERNEL_NAMES[plan.kernel],
         "lanes": plan.lanes.n_lanes,
@@ -347,6 +358,11 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "staged": bool(transposes and plan.transpose_staged),
         "first_tile_short_by": plan.b_shift * plan.b_in if transposes else 0,
         "source_ahead": plan.source_ahead if transposes else 0,
+        "threads": team,
+        "units": n_units,
+        "caller_faults": team > 1 and caller_takes_faults(team, plan.fault_ahead),
+        "lead_units": (fault_lead_units(team, plan.total_bytes // n_units)
+                       if team > 1 and caller_takes_faults(team, plan.fault_ahead) else 0),
     }
 
 
@@ -359,7 +375,8 @@ cdef cvarray_intp(intp n):
     return np.empty(max(n, 1), dtype=np.intp)
 
 
-include "_operator_plans.pxi"
+include "_operator_axes.pxi"
+include "_operator_vect_c.pxi"
 include "_engine_program.pxi"
 
 

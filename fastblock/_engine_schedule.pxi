@@ -1,11 +1,43 @@
-# The schedule: a Plan's loop cut into chunks for the OpenMP team, or run
-# on the calling thread alone; in a copy into fresh pages, the calling
-# thread faults the pages ahead of the others (run_units). How many threads
-# a team has is the thread policy's (_src/team.h): up to the call's count.
+# The schedule: a copy's work cut into units (a Plan's loop in chunks, or the
+# NCHW_VECT_C runners' blocks) for the OpenMP team, or run on the calling
+# thread alone (copy_team decides which, for every copy); in a copy into
+# fresh pages, the calling thread faults the pages ahead of the others
+# (run_units). How many threads a team has is the thread policy's
+# (_src/team.h): up to the call's count.
 
-from ._kernels_c cimport (FbTeamRun, fb_team_caller_arrives, fb_team_caller_done,
-                          fb_team_finish, fb_team_helper_arrives, fb_team_helper_took_first,
-                          fb_team_size, fb_team_start)
+from ._kernels_c cimport (FbTeamRun, fb_load, fb_publish, fb_spin_pause, fb_take,
+                          fb_team_caller_arrives, fb_team_caller_done, fb_team_finish,
+                          fb_team_helper_arrives, fb_team_helper_took_first, fb_team_size,
+                          fb_team_start)
+from ._schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner
+
+
+cdef inline bint runs_alone(intp copy_bytes, intp n_units, int num_threads) noexcept nogil:
+    """Whether a copy of ``copy_bytes`` bytes in up to ``n_units`` units,
+    for a call of ``num_threads``, runs on the calling thread alone: one
+    unit, or a copy under tuning.parallel_min_bytes (starting a team costs
+    more than it saves)."""
+    return num_threads <= 1 or n_units < 2 or copy_bytes < tuning.parallel_min_bytes
+
+
+cdef int copy_team(intp copy_bytes, intp n_units, int num_threads) noexcept nogil:
+    """Threads to run a copy (see runs_alone): 1, or the thread policy's
+    team, a unit a thread at most. Known before the copy runs: per-thread
+    buffers are sized by it."""
+    if runs_alone(copy_bytes, n_units, num_threads):
+        return 1
+    return <int>imin(fb_team_size(num_threads), n_units)
+
+
+cdef intp plan_chunks(const Plan* p, int team) noexcept nogil:
+    """The chunks a team of ``team`` threads cuts a plan's loop into:
+    tuning.chunks_per_thread a thread, and where the plan faults ahead,
+    units small enough for the calling thread to fault just ahead."""
+    cdef intp n_chunks = team * tuning.chunks_per_thread
+    if p.fault_ahead:
+        n_chunks = imax(n_chunks, p.total_bytes * p.n_parts // tuning.fault_unit_bytes)
+    return imin(p.n_iter, n_chunks)
+
 
 cdef struct PlanChunks:
     # A plan's iterations cut into chunks, the units of run_units.
@@ -25,24 +57,18 @@ cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcep
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
     cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
     cdef PlanChunks chunks
-    cdef int team = 1
-    if num_threads > 1 and copy_bytes >= tuning.parallel_min_bytes and p.n_iter >= 2:
-        team = fb_team_size(num_threads)
+    cdef int team = copy_team(copy_bytes, p.n_iter, num_threads)
     if team <= 1:
         run_range(p, dst, src, 0, p.n_iter)
         return
-    n_chunks = team * tuning.chunks_per_thread
-    if p.fault_ahead:
-        # Units small enough for the calling thread to fault just ahead.
-        n_chunks = imax(n_chunks, copy_bytes // tuning.fault_unit_bytes)
-    n_chunks = imin(p.n_iter, n_chunks)
+    n_chunks = plan_chunks(p, team)
     chunks.plan = p
     chunks.dst = dst
     chunks.src = src
     chunks.base = p.n_iter // n_chunks
     chunks.extra = p.n_iter % n_chunks
-    run_team(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks,
-             <int>imin(team, n_chunks), num_threads, p.fault_ahead)
+    run_units(&chunks, run_chunk, n_chunks, copy_bytes // n_chunks, team, num_threads,
+              p.fault_ahead)
 
 
 # Who takes the faults: the calling thread, ahead of the others.
@@ -61,18 +87,23 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
 # unit beyond it itself, as before. The calling thread keeps its promise
 # when it runs out of units, so no thread waits for a unit nobody faults.
 
-cdef enum:
-    FAULTS_OWN = 0      # a plan that faults ahead does it block by block (run_block)
-    FAULTS_NONE = 1     # the pages are in place: copy only
-    FAULTS_ONLY = 2     # fault the pages a run would write, copy nothing
-
-# Runs ``unit`` of ``job`` on OpenMP thread ``thread``, faulting as ``faults``.
-ctypedef void (*UnitRunner)(const void* job, intp unit, int faults, int thread) noexcept nogil
+# How a unit runs (FAULTS_OWN, FAULTS_NONE, FAULTS_ONLY) and UnitRunner are
+# declared in _schedule_types.pxd, for the files that hand units over.
 
 cdef enum:
     # Teams of up to this many threads: measured on two cores only. With
     # more, one thread faulting for all the others would fall behind them.
     CALLER_FAULTS_MAX_THREADS = 2
+
+
+cdef inline bint caller_takes_faults(int n_threads, bint fresh) noexcept nogil:
+    """Whether the calling thread of a team faults for the others."""
+    return fresh and tuning.caller_faults and n_threads <= CALLER_FAULTS_MAX_THREADS
+
+
+cdef inline intp fault_lead_units(int n_threads, intp unit_bytes) noexcept nogil:
+    """How many units past its own the calling thread faults ahead."""
+    return imax(n_threads, tuning.fault_lead_bytes // imax(unit_bytes, 1))
 
 
 cdef struct FaultTeam:
@@ -91,18 +122,12 @@ cdef inline void fault_units(FaultTeam* team, const void* job, UnitRunner run_un
 
 
 cdef void run_units(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
-                    int num_threads, bint fresh) noexcept nogil:
-    """Run ``n_units`` units on up to ``num_threads`` threads, as many as
-    the thread policy allows now (team.h): see run_team."""
-    run_team(job, run_unit, n_units, unit_bytes, fb_team_size(num_threads), num_threads, fresh)
-
-
-cdef void run_team(const void* job, UnitRunner run_unit, intp n_units, intp unit_bytes,
-                   int n_threads, int wanted, bint fresh) noexcept nogil:
-    """Run ``n_units`` units on ``n_threads`` threads (the thread policy's
-    answer for a call that asked for ``wanted``), taken in order as threads
-    come free; where the result is ``fresh`` (its plans fault ahead), the
-    calling thread takes the faults (above)."""
+                    int n_threads, int wanted, bint fresh) noexcept nogil:
+    """Run ``n_units`` units of about ``unit_bytes`` result bytes on
+    ``n_threads`` threads (copy_team's answer for a call that asked for
+    ``wanted``; 1: the calling thread runs them all, in order), taken in
+    order as threads come free; where the result is ``fresh`` (its plans
+    fault ahead), the calling thread takes the faults (above)."""
     cdef FaultTeam team
     cdef FbTeamRun run
     cdef intp unit, ahead
@@ -112,8 +137,8 @@ cdef void run_team(const void* job, UnitRunner run_unit, intp n_units, intp unit
         for unit in range(n_units):
             run_unit(job, unit, FAULTS_OWN, 0)
         return
-    caller_faults = fresh and tuning.caller_faults and n_threads <= CALLER_FAULTS_MAX_THREADS
-    ahead = imax(n_threads, tuning.fault_lead_bytes // imax(unit_bytes, 1))
+    caller_faults = caller_takes_faults(n_threads, fresh)
+    ahead = fault_lead_units(n_threads, unit_bytes)
     team.next_unit = 0
     team.faulted = 0
     team.promised = imin(n_units, ahead + 1) if caller_faults else 0

@@ -144,7 +144,7 @@ def test_nchw_vect_c_depth_first_in_blocks_of_rows(op_name, bs, dtype, num_threa
     itemsize = np.dtype(dtype).itemsize
     # Rows of about 12 per block: blocks of 12, 12 and 5 rows.
     groups, h = 2, 29
-    w = _engine.VECT_C_BLOCK_RESULT_BYTES // (4 * bs * bs * itemsize * 12)
+    w = _engine.thresholds()["vect_c_block_bytes"] // (4 * bs * bs * itemsize * 12)
     if op_name == "space_to_depth":
         shape = (2, groups, bs * h, bs * w, 4)
     else:

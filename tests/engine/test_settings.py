@@ -2,7 +2,8 @@
 
 Each setting is changed through ``tune()`` and the plan, path or schedule it
 governs is read back: plans with ``describe()``, the NCHW_VECT_C paths with
-``vect_c_path()``, a copy's schedule with ``last_schedule()``. The thread
+``vect_c_path()``, a copy's share-out among threads with ``describe()``'s
+``num_threads``. The thread
 policy's settings have their own tests (``test_thread_policy.py``). A
 setting added to the table without a case here fails
 ``test_every_setting_has_a_case``.
@@ -19,15 +20,16 @@ from fastblock import _engine
 FEATURES = _engine.cpu_features()
 
 
-def _transpose(shape, axes, width=1, fresh=False):
+def _transpose(shape, axes, width=1, fresh=False, num_threads=1):
     """describe() of a transpose of a C-order array of ``shape`` into a new
-    C-order destination: touched first unless ``fresh``."""
+    C-order destination (touched first unless ``fresh``), on ``num_threads``."""
     dtype = {1: np.uint8, 2: np.uint16, 4: np.float32}[width]
     view = np.zeros(shape, dtype).transpose(axes)
     dst = np.empty(view.shape, dtype)
     if not fresh:
         dst[...] = 0
-    return lambda: _engine.describe(view.shape, view.strides, dst.strides, width, dst)
+    return lambda: _engine.describe(view.shape, view.strides, dst.strides, width, dst,
+                                    num_threads=num_threads)
 
 
 def _every_other(rows, items):
@@ -68,6 +70,9 @@ _PIXEL_RUNS = _transpose((200, 3, 20, 3, 3), (0, 2, 4, 1, 3))
 # A 6 MiB transpose into a destination never touched.
 _FRESH = _transpose((2048, 1024, 3), (2, 0, 1), fresh=True)
 _EVERY_OTHER = _every_other(1000, 500)
+# The same fresh transpose and a 1 MiB one into touched memory, on two threads.
+_FRESH_TWO = _transpose((2048, 1024, 3), (2, 0, 1), fresh=True, num_threads=2)
+_TOUCHED_TWO = _transpose((512, 512, 4), (2, 0, 1), num_threads=2)
 GATHER_MAX = _engine.thresholds()["gather_max_items"]
 
 
@@ -127,6 +132,15 @@ CASES = {
                                    "ssse3"),
     "prefetch": Case(_transpose((2048, 2048), (1, 0), 4), {"prefetch": False},
                      _drops("source_ahead")),
+    "parallel_min_bytes": Case(_transpose((100, 100, 4), (2, 0, 1), num_threads=2),
+                               {"parallel_min_bytes": 0}, _moves("threads", 1, 2)),
+    "chunks_per_thread": Case(_TOUCHED_TWO, {"chunks_per_thread": 1}, _moves("units", 8, 2)),
+    "fault_unit_bytes": Case(_FRESH_TWO, {"fault_unit_bytes": 4 << 20}, _moves("units", 12, 8),
+                             "fault_ahead"),
+    "fault_lead_bytes": Case(_FRESH_TWO, {"fault_lead_bytes": 0}, _moves("lead_units", 8, 2),
+                             "fault_ahead"),
+    "caller_faults": Case(_FRESH_TWO, {"caller_faults": False},
+                          _moves("caller_faults", True, False), "fault_ahead"),
     "vect_c_pixels": Case(_vect_c(3, True), {"vect_c_pixels": False}, _is("pixels", "planes"),
                           "vect_c_pixels"),
     "vect_c_rows_min_bytes": Case(_vect_c(5, False), {"vect_c_rows_min_bytes": 0},

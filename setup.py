@@ -119,7 +119,7 @@ def extensions():
     # fraction of the interpreted time. The .py files stay the source.
     front_doors = [
         Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2"])
-        for name in ("_api", "_validate", "_copy_plan", "_layouts", "_execute", "_threads", "_interop",
+        for name in ("_api", "_validate", "_strided_copy", "_layouts", "_execute", "_threads", "_interop",
                      "_rearrange", "_permute")
     ]
     # What the front doors read from the array structs: memory facts for the

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 
 from . import _engine
 from ._docs import fill_doc
-from ._copy_plan import CopyPlan, Plans, Prepared
+from ._strided_copy import StridedCopy, StridedCopies, Prepared
 from ._execute import Copier, execute
 from ._fastpath import DEPTH_TO_SPACE, SPACE_TO_DEPTH, TILE
 from ._fastpath import call as _fast_call
@@ -42,15 +42,15 @@ def block_copier(layout: int, bs: int, depth_first: bool, to_depth: bool,
     return copy
 
 
-def block_plans(layout: int, bs: int, depth_first: bool, to_depth: bool,
-                n_batch: int = 1) -> Plans:
-    """:func:`block_copier`'s copy as plans (None for the NCHW_VECT_C
+def block_copies(layout: int, bs: int, depth_first: bool, to_depth: bool,
+                n_batch: int = 1) -> StridedCopies:
+    """:func:`block_copier`'s copy as strided copies (None for the NCHW_VECT_C
     copies that the engine runs its own way)."""
-    def plans(src: np.ndarray, dst: np.ndarray):
+    def copies(src: np.ndarray, dst: np.ndarray):
         space, depth = (src, dst) if to_depth else (dst, src)
         axes = _engine.space_depth_axes(space, depth, layout, bs, depth_first, to_depth, n_batch)
-        return None if axes is None else [CopyPlan(*axes)]
-    return plans
+        return None if axes is None else [StridedCopy(*axes)]
+    return copies
 
 
 def _prepare_block(x: np.ndarray, block_size, mode, data_format, to_depth: bool) -> Prepared:
@@ -58,7 +58,7 @@ def _prepare_block(x: np.ndarray, block_size, mode, data_format, to_depth: bool)
     shape_rule = space_to_depth_shape if to_depth else depth_to_space_shape
     depth_first = mode == DEPTH_FIRST
     return Prepared(shape_rule(x.shape, bs, layout), block_copier(layout, bs, depth_first, to_depth),
-                    block_plans(layout, bs, depth_first, to_depth))
+                    block_copies(layout, bs, depth_first, to_depth))
 
 
 def _prepare_space_to_depth(x, block_size, mode, data_format) -> Prepared:
@@ -227,10 +227,10 @@ def _prepare_tile(x: np.ndarray, repeats) -> Prepared:
     def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
         _engine.tile_copy(src, dst, reps, n_threads)
 
-    def plans(src: np.ndarray, dst: np.ndarray):
-        return [CopyPlan(*_engine.tile_copy_axes(src, dst, reps))]
+    def copies(src: np.ndarray, dst: np.ndarray):
+        return [StridedCopy(*_engine.tile_copy_axes(src, dst, reps))]
 
-    return Prepared(result_shape, copy, plans)
+    return Prepared(result_shape, copy, copies)
 
 
 @arrays_in_out

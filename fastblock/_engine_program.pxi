@@ -11,7 +11,7 @@
 # (a few microseconds against a copy of 4 MiB or more).
 
 cdef enum:
-    # Plans stored by all programs together (a Plan is about 60 KB).
+    # StridedCopies stored by all programs together (a Plan is about 60 KB).
     STORED_PLANS_MAX = 64
     # A stored copy this small runs with the GIL held: releasing and taking
     # it back costs a tenth of a 64-byte call, and the copy itself under
@@ -39,7 +39,7 @@ cdef class CopyProgram:
     (and per-part offsets, as :func:`copy` takes them), reading the source
     or, for ``zero_source`` copies, one zero item of the destination's item
     size (space_to_batch's padding). Built from a sequence of
-    ``(extents, src_strides, dst_strides, parts, zero_source)`` (CopyPlan)
+    ``(extents, src_strides, dst_strides, parts, zero_source)`` (StridedCopy)
     and a source and destination of the geometry it will run between,
     whose data it does not touch. The caller guarantees what :func:`copy`
     asks of every later run."""
@@ -154,7 +154,7 @@ cdef class CopyProgram:
 
 
 def stored_plan_count():
-    """Plans stored by all live programs together (at most STORED_PLANS_LIMIT)."""
+    """StridedCopies stored by all live programs together (at most STORED_PLANS_LIMIT)."""
     return stored_plans
 
 

@@ -263,7 +263,7 @@ def call(int op, tuple args, x, out, num_threads, prepare):
     """``op``'s call on ``x`` with ``args`` (its arguments but ``x``,
     ``out`` and ``num_threads``), or None: the call needs the general path.
     ``prepare(x, *args)``: the operator's checked call (a
-    ``_copy_plan.Prepared``), asked on the first call of a key."""
+    ``_strided_copy.Prepared``), asked on the first call of a key."""
     global clock, n_hits
     cdef cnp.ndarray src, dst = None
     cdef cnp.PyArray_Descr* descr
@@ -372,12 +372,12 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
         if not is_clear_destination(dst, src):
             return None
         result = dst
-    plans = prepared.plans(src, result)
-    if plans is None:
+    copies = prepared.copies(src, result)
+    if copies is None:
         return None
     if stored_plan_count() >= STORED_PLANS_LIMIT:
         make_room()
-    entry.program = CopyProgram(plans, src, result)
+    entry.program = CopyProgram(copies, src, result)
     entry.op = op
     entry.args = stored_key(args)
     entry.hash = h

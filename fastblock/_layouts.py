@@ -1,8 +1,9 @@
 """Modes, data formats and result shapes: the one home of these facts.
 
 The front doors (``_api``, ``_permute``), the Dask wrappers and the engine's
-plans (``_operator_plans.pxi``, whose compile-time enum is checked against the codes
-here when the engine is imported) all read them from this module.
+operator axes (``_operator_axes.pxi``, whose compile-time enum is checked
+against the codes here when the engine is imported) all read them from this
+module.
 
 A layout is where the channel axis lies; every array is seen as the logical
 ``[N, C, D1, ..., DK]`` (N may be several leading batch axes):

@@ -2,7 +2,7 @@
 
 The engine behind SpaceToDepth, DepthToSpace and Tile is a general strided
 permute, so these operators are front doors only: each checks its arguments,
-computes the result's shape and describes the copy as plans (``CopyPlan``:
+computes the result's shape and describes the copy as strided copies (``StridedCopy``:
 shared iteration axes with a byte step for each side), a ``Prepared`` call
 that the fast path (``_fastpath``) stores for the calls that repeat it. No
 operator here has a copy loop of its own, and no input is copied or padded
@@ -12,7 +12,7 @@ before the engine reads it: strided inputs are read where they lie.
   permuted.
 - ``pixel_shuffle`` / ``pixel_unshuffle``: PyTorch's operators are
   DepthToSpace / SpaceToDepth ``depth_first`` over the last three axes, run
-  by the same plan builder (``_engine.block_copy``) with every leading axis
+  by the same axes builder (``_engine.space_depth_copy``) with every leading axis
   as a batch axis of its own: they need not collapse into one axis, which a
   strided input may not allow as a view.
 - ``space_to_batch`` / ``batch_to_space`` (OpenVINO SpaceToBatch-2 /
@@ -20,8 +20,8 @@ before the engine reads it: strided inputs are read where they lie.
   of each axis is split into a grid position ``o`` and a block offset ``b``.
   With padding or crops that are not multiples of the block, the valid
   ``o`` range depends on ``b``, so one axis is at most three (``b`` range,
-  ``o`` range) rectangles and the copy is several plans of different
-  extents. The padding is written by the engine too: plans that read a
+  ``o`` range) rectangles and the copy is several strided copies of different
+  extents. The padding is written by the engine too: strided copies that read a
   single zero item with step 0 (as Tile reads a repeated axis).
 """
 from __future__ import annotations
@@ -33,8 +33,8 @@ import numpy as np
 from numpy.exceptions import AxisError
 from numpy.typing import ArrayLike
 
-from ._api import block_copier, block_plans
-from ._copy_plan import CopyPlan, Prepared, plans_copier
+from ._api import block_copier, block_copies
+from ._strided_copy import StridedCopy, Prepared, copier_of
 from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import (BATCH_TO_SPACE, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, SPACE_TO_BATCH,
@@ -173,10 +173,10 @@ def _prepare_transpose(x: np.ndarray, axes) -> Prepared:
     order = _normalize_axes(axes, x.ndim)
     result_shape = tuple([x.shape[a] for a in order])
 
-    def plans(src: np.ndarray, dst: np.ndarray):
-        return [CopyPlan(result_shape, tuple([src.strides[a] for a in order]), dst.strides)]
+    def copies(src: np.ndarray, dst: np.ndarray):
+        return [StridedCopy(result_shape, tuple([src.strides[a] for a in order]), dst.strides)]
 
-    return Prepared(result_shape, plans_copier(plans), plans)
+    return Prepared(result_shape, copier_of(copies), copies)
 
 
 @arrays_in_out
@@ -272,7 +272,7 @@ def _prepare_pixel_shuffle(x: np.ndarray, upscale_factor, data_format="channels_
     check_shape_fits(result_shape, x.dtype)
     # DepthToSpace depth_first; every leading axis is a batch axis of its own.
     return Prepared(result_shape, block_copier(layout, r, True, False, len(lead)),
-                    block_plans(layout, r, True, False, len(lead)))
+                    block_copies(layout, r, True, False, len(lead)))
 
 
 @arrays_in_out
@@ -341,7 +341,7 @@ def _prepare_pixel_unshuffle(x: np.ndarray, downscale_factor,
     check_shape_fits(result_shape, x.dtype)
     # SpaceToDepth depth_first; every leading axis is a batch axis of its own.
     return Prepared(result_shape, block_copier(layout, r, True, True, len(lead)),
-                    block_plans(layout, r, True, True, len(lead)))
+                    block_copies(layout, r, True, True, len(lead)))
 
 
 # --------------------------------------------------------------------------
@@ -393,13 +393,13 @@ class _BatchGeometry:
             step *= block
         return steps[::-1]
 
-    def data_plans(self, space_strides: Sequence[int],
-                   batch_strides: Sequence[int]) -> List[CopyPlan]:
-        """Plans copying the spatial array (src) into the batch array (dst)."""
+    def data_copies(self, space_strides: Sequence[int],
+                    batch_strides: Sequence[int]) -> List[StridedCopy]:
+        """The strided copies from the spatial array (src) into the batch array (dst)."""
         if self.batch == 0:
             return []
         block_steps = self.block_steps(batch_strides[0])
-        plans = []
+        copies = []
         for chosen in itertools.product(*self.segments):
             extents = [self.batch]
             src_steps = [space_strides[0]]
@@ -419,12 +419,12 @@ class _BatchGeometry:
                               batch_strides[i + 1] if n_o > 1 else 0]
             if 0 in extents:
                 continue
-            plans.append(CopyPlan(tuple(extents), tuple(src_steps), tuple(dst_steps),
+            copies.append(StridedCopy(tuple(extents), tuple(src_steps), tuple(dst_steps),
                                   ((src_offset, dst_offset),)))
-        return plans
+        return copies
 
-    def padding_plans(self, batch_strides: Sequence[int]) -> List[CopyPlan]:
-        """Plans writing one zero item (source step 0) over every padded
+    def padding_copies(self, batch_strides: Sequence[int]) -> List[StridedCopy]:
+        """The strided copies writing one zero item (source step 0) over every padded
         position of the batch array: for each axis, the ``o`` outside the
         valid range of each of its ``b`` ranges, all other axes whole.
         Corners padded on two axes are written twice (with zeros)."""
@@ -432,7 +432,7 @@ class _BatchGeometry:
             return []
         block_steps = self.block_steps(batch_strides[0])
         k = len(self.blocks)
-        plans = []
+        copies = []
         for i in range(k):
             for b0, n_b, o_lo, o_end in self.segments[i]:
                 for lo, hi in ((0, o_lo), (o_end, self.grid[i])):
@@ -450,32 +450,32 @@ class _BatchGeometry:
                         continue
                     dst_steps = [s if e > 1 else 0 for e, s in zip(extents, dst_steps)]
                     offset = b0 * block_steps[i] + lo * batch_strides[i + 1]
-                    plans.append(CopyPlan(tuple(extents), (0,) * len(extents), tuple(dst_steps),
+                    copies.append(StridedCopy(tuple(extents), (0,) * len(extents), tuple(dst_steps),
                                           ((0, offset),)))
-        return plans
+        return copies
 
 
-def _space_to_batch_plans(geometry: _BatchGeometry):
-    """The plans of space_to_batch: data plans from the source, then the
+def _space_to_batch_copies(geometry: _BatchGeometry):
+    """The copies of space_to_batch: data copies from the source, then the
     padding from one zero item of the destination's dtype (source step 0)."""
 
-    def plans(src: np.ndarray, dst: np.ndarray):
-        return geometry.data_plans(src.strides, dst.strides) + [
-            plan._replace(zero_source=True) for plan in geometry.padding_plans(dst.strides)]
+    def copies(src: np.ndarray, dst: np.ndarray):
+        return geometry.data_copies(src.strides, dst.strides) + [
+            strided._replace(zero_source=True) for strided in geometry.padding_copies(dst.strides)]
 
-    return plans
+    return copies
 
 
-def _batch_to_space_plans(geometry: _BatchGeometry):
-    """The plans of batch_to_space: space_to_batch's data plans read
+def _batch_to_space_copies(geometry: _BatchGeometry):
+    """The copies of batch_to_space: space_to_batch's data copies read
     backwards (no padding: every result item comes from ``x``)."""
 
-    def plans(src: np.ndarray, dst: np.ndarray):
-        return [CopyPlan(plan.extents, plan.dst_strides, plan.src_strides,
-                         tuple((d, s) for s, d in plan.parts))
-                for plan in geometry.data_plans(dst.strides, src.strides)]
+    def copies(src: np.ndarray, dst: np.ndarray):
+        return [StridedCopy(strided.extents, strided.dst_strides, strided.src_strides,
+                            tuple((d, s) for s, d in strided.parts))
+                for strided in geometry.data_copies(dst.strides, src.strides)]
 
-    return plans
+    return copies
 
 
 def _block_shape(block_shape: IntVector, ndim: int) -> Tuple[int, ...]:
@@ -588,8 +588,8 @@ def _prepare_space_to_batch(x: np.ndarray, block_shape, pads_begin, pads_end) ->
     result_shape = (batch * int(np.prod(blocks, dtype=object)), *grid)
     check_shape_fits(result_shape, x.dtype)
     geometry = _BatchGeometry(batch, x.shape[1:], grid, blocks[1:], begins[1:])
-    plans = _space_to_batch_plans(geometry)
-    return Prepared(result_shape, plans_copier(plans), plans, writes_zeros=True)
+    copies = _space_to_batch_copies(geometry)
+    return Prepared(result_shape, copier_of(copies), copies, writes_zeros=True)
 
 
 @fill_doc
@@ -671,5 +671,5 @@ def _prepare_batch_to_space(x: np.ndarray, block_shape, crops_begin, crops_end) 
     result_shape = (batch, *space)
     check_shape_fits(result_shape, x.dtype)
     geometry = _BatchGeometry(batch, space, x.shape[1:], blocks[1:], begins[1:])
-    plans = _batch_to_space_plans(geometry)
-    return Prepared(result_shape, plans_copier(plans), plans)
+    copies = _batch_to_space_copies(geometry)
+    return Prepared(result_shape, copier_of(copies), copies)

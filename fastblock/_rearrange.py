@@ -6,8 +6,8 @@ first) and orders and groups them for the result. Splitting a strided axis
 into its elementary axes is a view: the inner part keeps the axis's byte
 step, the outer part steps by that times the inner length. So a pattern is
 one strided copy, a single ``_engine.copy`` call (what a
-:class:`~fastblock._copy_plan.CopyPlan` runs, called directly to spare a
-tiny call the plan object): the result's elementary axes in order, the
+:class:`~fastblock._strided_copy.StridedCopy` runs, called directly to spare a
+tiny call the StridedCopy object): the result's elementary axes in order, the
 source's byte steps along them, and the destination's steps split the
 same way. A ``repeat`` axis
 that the input does not have is read with step 0, as Tile reads its
@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _engine
-from ._copy_plan import CopyPlan, Prepared
+from ._strided_copy import StridedCopy, Prepared
 from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import REARRANGE, REPEAT
@@ -223,8 +223,8 @@ class _Recipe:
         src_steps, dst_steps = self.steps(src, dst)
         _engine.copy(src, dst, self.extents, src_steps, dst_steps, ((0, 0),), n_threads)
 
-    def plans(self, src: np.ndarray, dst: np.ndarray) -> list:
-        return [CopyPlan(self.extents, *self.steps(src, dst))]
+    def copies(self, src: np.ndarray, dst: np.ndarray) -> list:
+        return [StridedCopy(self.extents, *self.steps(src, dst))]
 
 
 def _expand_ellipsis(groups: tuple, names: tuple) -> list:
@@ -375,12 +375,12 @@ def checked_recipe(operation: str, shape: tuple, dtype: np.dtype, pattern,
 
 def _prepare_rearrange(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
     recipe = checked_recipe("rearrange", x.shape, x.dtype, pattern, axes_lengths or {})
-    return Prepared(recipe.result_shape, recipe.copy, recipe.plans)
+    return Prepared(recipe.result_shape, recipe.copy, recipe.copies)
 
 
 def _prepare_repeat(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
     recipe = checked_recipe("repeat", x.shape, x.dtype, pattern, axes_lengths or {})
-    return Prepared(recipe.result_shape, recipe.copy, recipe.plans)
+    return Prepared(recipe.result_shape, recipe.copy, recipe.copies)
 
 
 @arrays_in_out

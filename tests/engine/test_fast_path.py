@@ -421,7 +421,7 @@ def test_an_unmoved_order_is_one_contiguous_copy(call):
                               (_fastpath.REARRANGE, ("a b c d -> a b c d",),
                                _rearrange._prepare_rearrange)):
         prepared = prepare(x, *args)
-        plan, = prepared.plans(x, np.empty(prepared.result_shape, x.dtype))
+        plan, = prepared.copies(x, np.empty(prepared.result_shape, x.dtype))
         shape = _engine.describe(plan.extents, plan.src_strides, plan.dst_strides, 4)
         assert shape["kernel"] == "block" and shape["rows"] == 1, shape
         assert shape["row_items"] * shape["width"] * np.prod(shape["loop"]) == x.nbytes

@@ -492,16 +492,4 @@ void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
     }
 }
 
-#else
-
-/* Without SSSE3 the planner never chooses lane transposes (use_ssse3() is
-   false: cpu.h answers 0), so this is never called; it is here for the
-   linker. */
-void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
-                   fb_intp src_row, fb_intp n, int L, const fb_intp *lane,
-                   const unsigned char *masks, int interleave, int width) {
-    (void)dst; (void)src; (void)n_rows; (void)dst_row; (void)src_row; (void)n; (void)L;
-    (void)lane; (void)masks; (void)interleave; (void)width;
-}
-
 #endif

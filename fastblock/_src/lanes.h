@@ -16,8 +16,14 @@
    side. masks: the plan's 5 byte shuffles (plan_lane_masks): pixel order,
    the run's last 16 bytes (two), lane order, lane order of the run's last
    load. */
+#if FB_X86_SIMD
 FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                fb_intp src_row, fb_intp n, int L, const fb_intp *lane,
                                const unsigned char *masks, int interleave, int width);
+#else
+/* Without SSSE3 the planner chooses no lane transposes (cpu.h answers 0):
+   the calls compile to nothing. */
+#define fb_lanes_rows(...) ((void)0)
+#endif
 
 #endif

@@ -98,17 +98,4 @@ void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
     }
 }
 
-#else
-
-/* Portable fallback: never called without SSSE3, kept correct. */
-void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
-                    fb_intp src_row, fb_intp width, fb_intp count,
-                    const unsigned char *masks, int n_masks) {
-    fb_intp i, j;
-    (void)masks; (void)n_masks;
-    for (i = 0; i < n_rows; i++)
-        for (j = 0; j < count; j++)
-            memcpy(dst + i * dst_row + j * width, src + i * src_row, (size_t)width);
-}
-
 #endif

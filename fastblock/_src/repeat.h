@@ -10,8 +10,14 @@
    bytes, which are `n_masks` registers, each a byte shuffle of the item
    (`masks`: 16 bytes a register, built by the engine's repeat_masks).
    Rows hold at least one period. Called only where the CPU has SSSE3. */
+#if FB_X86_SIMD
 FB_INTERNAL void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                 fb_intp src_row, fb_intp width, fb_intp count,
                                 const unsigned char *masks, int n_masks);
+#else
+/* Without SSSE3 the planner repeats no rows by registers (cpu.h answers
+   0): the calls compile to nothing. */
+#define fb_repeat_rows(...) ((void)0)
+#endif
 
 #endif

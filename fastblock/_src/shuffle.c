@@ -192,27 +192,4 @@ void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, fb_intp advan
     FB_TABLE(0);
     #undef FB_TABLE
 }
-#else
-
-/* Portable fallback: the plan runs no shuffles (cpu.h answers 0). */
-int fb_periodic_has(int period, int windows) { (void)period; (void)windows; return 0; }
-void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces, fb_intp last_start,
-                       const unsigned char *n_windows, const fb_intp *window_offset,
-                       const unsigned char *window_mask, int max_windows, int uniform) {
-    (void)dst; (void)src; (void)n_pieces; (void)last_start; (void)n_windows;
-    (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
-}
-void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, fb_intp advance,
-                     fb_intp last_start,
-                     const unsigned char *n_windows, const fb_intp *window_offset,
-                     const unsigned char *window_mask, int max_windows, int uniform,
-                     int period, fb_intp period_step, fb_intp segment_pieces,
-                     fb_intp n_segments, fb_intp segment_step,
-                     fb_intp last_segment_pieces, fb_intp lead_rounds) {
-    (void)dst; (void)src; (void)n_pieces; (void)last_start; (void)n_windows;
-    (void)window_offset; (void)window_mask; (void)max_windows; (void)uniform;
-    (void)period; (void)period_step; (void)segment_pieces; (void)n_segments; (void)segment_step;
-    (void)last_segment_pieces; (void)lead_rounds; (void)advance;
-}
-
 #endif

@@ -9,6 +9,7 @@
 
 #include "fb_common.h"
 
+#if FB_X86_SIMD
 /* One run of n_pieces 16-byte pieces (piece q at 16 q, the last at
    last_start), piece q taking n_windows[q] windows; `uniform` > 0: every
    piece takes that many. */
@@ -30,5 +31,12 @@ FB_INTERNAL void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, f
 /* Whether fb_shuffle_wide runs (period, windows a piece) by the periodic
    kernel. */
 FB_INTERNAL int fb_periodic_has(int period, int windows);
+#else
+/* Without SSSE3 the planner builds no shuffle programs (cpu.h answers 0):
+   the calls compile to nothing, and no period runs periodically. */
+#define fb_shuffle_pieces(...) ((void)0)
+#define fb_shuffle_wide(...) ((void)0)
+#define fb_periodic_has(period, windows) 0
+#endif
 
 #endif

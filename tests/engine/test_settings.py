@@ -178,11 +178,12 @@ def test_unknown_settings_are_refused_by_name():
 
 def test_settings_are_kept_in_their_range():
     # A unit of 0 bytes would never end; a back-off's longest is its shortest at least.
+    before = _engine.current_tuning()
     with _engine.tune(fault_unit_bytes=0, team_backoff_min_ns=5000, team_backoff_max_ns=10):
         now = _engine.current_tuning()
         assert now["fault_unit_bytes"] == 1
         assert now["team_backoff_max_ns"] == 5000
-    assert _engine.current_tuning() == _engine.default_tuning()
+    assert _engine.current_tuning() == before
 
 
 def test_thresholds_follow_the_settings_in_force():
@@ -191,3 +192,12 @@ def test_thresholds_follow_the_settings_in_force():
         assert (sizes["block_bytes"], sizes["stream_min_bytes"]) == (4096, 1 << 20)
     assert _engine.thresholds()["block_bytes"] == _engine.default_tuning()["block_bytes"]
     assert set(_engine.LIMITS) <= set(_engine.thresholds())
+
+
+def test_settings_the_build_lacks_stay_off():
+    features = _engine.cpu_features()
+    with _engine.tune(streaming=True, fault_ahead=True, vect_c_pixels=True, wide_streams=True):
+        now = _engine.current_tuning()
+        assert now["streaming"] == features["streaming_stores"]
+        assert now["fault_ahead"] == features["fault_ahead"]
+        assert now["wide_streams"] == features["avx"]

@@ -240,18 +240,10 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
     cdef intp ext[MAX_INPUT_AXES]
     cdef intp ss[MAX_INPUT_AXES]
     cdef intp ds[MAX_INPUT_AXES]
-    cdef int ndim = len(extents), i
+    cdef int ndim = read_axes(extents, src_strides, dst_strides, ext, ss, ds), i
     cdef intp n_parts = len(parts)
-    if ndim > MAX_INPUT_AXES:
-        raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
-    if len(src_strides) != ndim or len(dst_strides) != ndim:
-        raise ValueError("fastblock: extents and strides differ in length")
     if src.itemsize != dst.itemsize:
         raise ValueError("fastblock: source and destination item sizes differ")
-    for i in range(ndim):
-        ext[i] = extents[i]
-        ss[i] = src_strides[i]
-        ds[i] = dst_strides[i]
     cdef intp zero = 0
     if source_table is None and n_parts == 1 and tuple(parts[0]) == (0, 0):
         # The common call (one part, no table): no offset arrays to build.
@@ -267,6 +259,22 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
     copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
                dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads,
                NULL if table is None or table.shape[0] == 0 else &table[0])
+
+
+cdef int read_axes(extents, src_strides, dst_strides, intp* ext, intp* ss,
+                   intp* ds) except -1:
+    """A copy's axes as given to :func:`copy` into ``ext``, ``ss`` and
+    ``ds`` (MAX_INPUT_AXES each); returns their count."""
+    cdef int ndim = len(extents), i
+    if ndim > MAX_INPUT_AXES:
+        raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
+    if len(src_strides) != ndim or len(dst_strides) != ndim:
+        raise ValueError("fastblock: extents and strides differ in length")
+    for i in range(ndim):
+        ext[i] = extents[i]
+        ss[i] = src_strides[i]
+        ds[i] = dst_strides[i]
+    return ndim
 
 
 cdef table_offsets(source_table, extents):
@@ -315,24 +323,21 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     cdef intp ds[MAX_INPUT_AXES]
     cdef char* src = NULL
     cdef char* dst = NULL if dst_array is None else <char*>cnp.PyArray_DATA(dst_array)
-    cdef int ndim = len(extents), i
-    if ndim > MAX_INPUT_AXES or len(src_strides) != ndim or len(dst_strides) != ndim:
-        raise ValueError("fastblock: extents and strides differ in length or are too many")
-    for i in range(ndim):
-        ext[i] = extents[i]
-        ss[i] = src_strides[i]
-        ds[i] = dst_strides[i]
+    cdef int ndim = read_axes(extents, src_strides, dst_strides, ext, ss, ds)
     cdef intp[::1] table = table_offsets(source_table, extents)
     if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst, 0,
                       NULL if table is None or table.shape[0] == 0 else &table[0]):
         return None
+    return dict(kernel_summary(&plan), **schedule_summary(&plan, num_threads))
+
+
+cdef dict kernel_summary(const Plan* plan):
+    """describe()'s account of a plan's kernel, blocks, loop and memory paths."""
     cdef bint gathers = plan.kernel == KERNEL_GATHER
     cdef bint shuffles = gathers and plan.shuffle.n_pieces > 0
     cdef bint transposes = plan.kernel == KERNEL_TRANSPOSE
     cdef const ShuffleProgram* program = &plan.shuffle
-    cdef int team = 1 if runs_alone(plan.total_bytes, plan.n_iter, num_threads) else <int>imin(
-        num_threads, plan.n_iter)
-    cdef intp n_units = plan_chunks(&plan, team) if team > 1 else 1
+    cdef int i
     return {
         "kernel": KERNEL_NAMES[plan.kernel],
         "lanes": plan.lanes.n_lanes,
@@ -350,19 +355,30 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
         "periodic_pieces": (program.segment_pieces * (program.n_segments - 1)
                             + program.last_segment_pieces + program.lead_rounds * program.period
                             if shuffles and program.period else 0),
-        "loop": tuple(plan.extent[i] for i in range(plan.n_loop)),
-        "loop_source_steps": tuple(plan.src_step[i] for i in range(plan.n_loop)),
+        "loop": tuple([plan.extent[i] for i in range(plan.n_loop)]),
+        "loop_source_steps": tuple([plan.src_step[i] for i in range(plan.n_loop)]),
         "streams": bool(plan.stream),
         "stream_store_bytes": (32 if fb_stream_avx else 16) if plan.stream else 0,
         "faults_ahead": bool(plan.fault_ahead),
         "staged": bool(transposes and plan.transpose_staged),
         "first_tile_short_by": plan.b_shift * plan.b_in if transposes else 0,
         "source_ahead": plan.source_ahead if transposes else 0,
+    }
+
+
+cdef dict schedule_summary(const Plan* plan, int num_threads):
+    """describe()'s account of how a call of ``num_threads`` shares a plan
+    out, by the scheduler's own rules (the thread policy's cap aside)."""
+    cdef int team = 1 if runs_alone(plan.total_bytes * plan.n_parts, plan.n_iter,
+                                    num_threads) else <int>imin(num_threads, plan.n_iter)
+    cdef intp n_units = plan_chunks(plan, team) if team > 1 else 1
+    cdef bint caller_faults = team > 1 and caller_takes_faults(team, plan.fault_ahead)
+    return {
         "threads": team,
         "units": n_units,
-        "caller_faults": team > 1 and caller_takes_faults(team, plan.fault_ahead),
-        "lead_units": (fault_lead_units(team, plan.total_bytes // n_units)
-                       if team > 1 and caller_takes_faults(team, plan.fault_ahead) else 0),
+        "caller_faults": caller_faults,
+        "lead_units": (fault_lead_units(team, plan.total_bytes * plan.n_parts // n_units)
+                       if caller_faults else 0),
     }
 
 

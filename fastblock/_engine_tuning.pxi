@@ -13,8 +13,8 @@
 from collections import namedtuple
 
 from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT, FB_VECT_C_PIXELS_BUILT,
-                          fb_cpu_has_avx, fb_cpu_has_avx512_vbmi, fb_cpu_has_ssse3,
-                          fb_stream_avx, fb_team_settings)
+                          FbTeamSettings, fb_cpu_has_avx, fb_cpu_has_avx512_vbmi,
+                          fb_cpu_has_ssse3, fb_stream_avx, fb_team_settings)
 
 cdef struct Tuning:
     bint simd
@@ -205,8 +205,12 @@ def tune(**settings):
     for name, least in MINIMUM.items():
         values[name] = max(values[name], least)
     values["team_backoff_max_ns"] = max(values["team_backoff_max_ns"], values["team_backoff_min_ns"])
-    tuning = {name: values[name] for name in (<dict>tuning)}
-    fb_team_settings = {name: values[name] for name in (<dict>fb_team_settings)}
+    # Both structs are converted before either is set: a value of the wrong
+    # type changes nothing.
+    cdef Tuning engine = {name: values[name] for name in (<dict>tuning)}
+    cdef FbTeamSettings team = {name: values[name] for name in (<dict>fb_team_settings)}
+    tuning = engine
+    fb_team_settings = team
     fb_stream_avx = values["wide_streams"]
     tuning_generation += 1
     return TuningChange(before)

@@ -77,3 +77,21 @@ def test_copy_in_no_parts_writes_nothing():
     dst = np.full(4, 7, np.uint8)
     _engine.copy(np.zeros(4, np.uint8), dst, (4,), (1,), (1,), parts=())
     assert (dst == 7).all()
+
+
+def test_space_depth_copy_refuses_arrays_that_do_not_match_n_batch():
+    space = np.zeros((1, 4, 4, 4), np.uint8)
+    with pytest.raises(ValueError, match="do not match n_batch"):
+        _engine.space_depth_copy(space, np.zeros((1, 16, 2), np.uint8), 0, 2, False, True)
+
+
+def test_space_depth_copy_of_an_empty_space_returns_at_once():
+    depth = np.zeros((0, 16, 2, 2), np.uint8)
+    assert _engine.space_depth_copy(np.zeros((0, 4, 4, 4), np.uint8), depth, 0, 2, False,
+                                    True) is None
+
+
+def test_tile_refuses_more_axes_than_a_copy_holds():
+    x = np.zeros(2, np.uint8)
+    with pytest.raises(ValueError, match="tile over 70 axes"):
+        _engine.tile_copy(x, x.copy(), (1,) * 70)

@@ -201,3 +201,12 @@ def test_settings_the_build_lacks_stay_off():
         assert now["streaming"] == features["streaming_stores"]
         assert now["fault_ahead"] == features["fault_ahead"]
         assert now["wide_streams"] == features["avx"]
+
+
+@pytest.mark.parametrize("settings", [{"block_bytes": "large"}, {"team_late_ns": None},
+                                      {"block_bytes": 4096, "team_hot_ns": "x"}])
+def test_settings_of_the_wrong_type_change_nothing(settings):
+    before = _engine.current_tuning()
+    with pytest.raises(TypeError):
+        _engine.tune(**settings)
+    assert _engine.current_tuning() == before

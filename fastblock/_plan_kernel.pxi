@@ -1,0 +1,91 @@
+# Planner step 3 (_engine_plan.pxi): choose the kernel and its two axes
+# (choose_kernel).
+
+
+cdef void choose_kernel(Plan* p, Axes* axes, KernelAxes* k, bint force_shuffles) noexcept nogil:
+    """The kernel and its axes, in that order of preference: a table axis
+    is gathered; lane transposes (plan_lanes); staged transposes or the
+    block kernel (choose_block_axes), whose tiny blocks are gathered
+    instead (gather_tiny_blocks). ``axes`` loses the lane axes, or gains
+    the split of a gathered run's axis."""
+    p.kernel = KERNEL_BLOCK
+    p.gather_len = 0
+    p.lanes.n_lanes = 0
+    k.ragged = -1
+    if p.source_table != NULL:
+        # The table axis is read only by gathered runs.
+        k.a = axes.n - 2
+        k.b = axes.n - 1
+        plan_gather(p, axes, 0, False, k)
+    elif plan_lanes(p, axes):
+        choose_lane_axes(p, axes, k)
+    else:
+        choose_block_axes(p, axes, k)
+        gather_tiny_blocks(p, axes, k, force_shuffles)
+
+
+cdef void choose_lane_axes(Plan* p, const Axes* axes, KernelAxes* k) noexcept nogil:
+    """A lane transpose's axes: the pixel axis is the kernel's b axis, in
+    groups of LANE_GROUP pixels; rows step along its outer neighbour."""
+    cdef int i
+    k.b = axes.n - 1
+    k.a = k.b - 1
+    # Split rows read the source rows in turn (the one source stream);
+    # interleaved rows write the destination rows in turn.
+    if not p.lanes.interleave:
+        for i in range(k.b):
+            if iabs(axes.src_step[i]) < iabs(axes.src_step[k.a]):
+                k.a = i
+    k.first = k.b
+    lane_tiles(p, axes.extent[k.b])
+
+
+cdef void choose_block_axes(Plan* p, const Axes* axes, KernelAxes* k) noexcept nogil:
+    """Kernel axes: b is the innermost destination axis; a is the source's
+    contiguous axis when that is another one (a transpose: staged, or else
+    the block kernel over tiles that fit in L1), else b's outer neighbour."""
+    cdef const intp* ss = &axes.src_step[0]
+    cdef int i, j = -1
+    k.b = axes.n - 1
+    for i in range(axes.n):
+        if ss[i] != 0 and (j < 0 or iabs(ss[i]) < iabs(ss[j])):
+            j = i
+    if j >= 0 and j != k.b and ss[k.b] != 0 and iabs(ss[k.b]) > iabs(ss[j]):
+        k.a = j
+        if not plan_transpose(p, axes, k):
+            strided_transpose_tiles(p, axes.extent[k.a], axes.extent[k.b])
+    else:
+        k.a = k.b - 1
+        block_tiles(p, axes.extent[k.b])
+    k.first = axes.n if p.kernel == KERNEL_TRANSPOSE else k.b
+
+
+cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuffles) noexcept nogil:
+    """Gather whole destination runs instead of the block kernel's tiny
+    blocks (depth_first with channels last: bs x C items), unless they are
+    (de-)interleaved lanes long enough for its vector loop (lanes_of); and
+    instead of the blocks that byte shuffles move faster
+    (``force_shuffles``: all they can build)."""
+    cdef const intp* ext = &axes.extent[0]
+    cdef const intp* ss = &axes.src_step[0]
+    cdef const intp* ds = &axes.dst_step[0]
+    cdef int a = k.a, b = k.b
+    cdef intp block_rows, block_items
+    cdef LaneShape lane_shape
+    cdef bint shuffle_block
+    if p.kernel == KERNEL_TRANSPOSE:
+        return
+    block_rows = imin(p.tile_a, ext[a]) if a >= 0 else 1
+    block_items = block_rows * p.tile_b
+    lane_shape.n = 0
+    lane_shape.lanes = lanes_of(block_rows, p.tile_b, ds[a] if a >= 0 else 0, ds[b],
+                                ss[a] if a >= 0 else 0, ss[b], p.width, &lane_shape)
+    # Three lanes of bytes do not vectorise in C, nor does a block moved
+    # item by item; byte shuffles do them, where they can build the run
+    # (depth_to_space of a stepped uint8 view [..., ::2], 64 MiB: 2.9 ->
+    # 0.68 x np.copyto).
+    shuffle_block = shuffles_pay(p.copy_bytes) and p.width <= 2 and (
+        force_shuffles or lane_shape.lanes == 3 or (a >= 0 and moves_item_by_item(
+            block_rows, p.tile_b, ds[a], ds[b], ss[a], ss[b], p.width)))
+    if (block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN) or shuffle_block:
+        plan_gather(p, axes, 0 if shuffle_block else block_items, shuffle_block, k)

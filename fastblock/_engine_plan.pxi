@@ -11,7 +11,7 @@
 # 3. Choose the kernel and its two axes (_plan_kernel.pxi): lane
 #    transposes (_plan_lanes.pxi), staged transposes (_plan_transpose.pxi),
 #    gathered runs (_plan_gather.pxi) and their byte shuffles
-#    (_kernel_shuffle.pxi), or the block kernel.
+#    (_plan_shuffle.pxi), or the block kernel.
 # 4. Size the blocks and tiles, and build the loop over the other axes
 #    (_plan_blocks.pxi).
 
@@ -40,7 +40,7 @@ cdef struct Plan:
     intp total_bytes
     # Bytes of the whole copy this plan is run in: all parts, or the
     # whole_bytes of a plan run block by block. Shuffle programs (built
-    # once, _kernel_shuffle.pxi) must pay for themselves over these.
+    # once, _plan_shuffle.pxi) must pay for themselves over these.
     intp copy_bytes
     # KERNEL_GATHER: the kernel writes rows of gather_len
     # contiguous destination items, item j read at gather[j] bytes past the

@@ -1,7 +1,7 @@
 # Planner step 3 (_engine_plan.pxi), gathered runs (KERNEL_GATHER): whether
 # a copy's destination runs pay gathered (plan_gather), how they are cut
 # from the axes, their source offsets, and their shuffle programs
-# (_kernel_shuffle.pxi), long runs included.
+# (_plan_shuffle.pxi), long runs included.
 
 
 cdef enum:

@@ -63,29 +63,29 @@ cdef void choose_block_axes(Plan* p, const Axes* axes, KernelAxes* k) noexcept n
 cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuffles) noexcept nogil:
     """Gather whole destination runs instead of the block kernel's tiny
     blocks (depth_first with channels last: bs x C items), unless they are
-    (de-)interleaved lanes long enough for its vector loop (lanes_of); and
-    instead of the blocks that byte shuffles move faster
-    (``force_shuffles``: all they can build)."""
+    a weave (find_weave) long enough for its vector loop; and instead of
+    the blocks that byte shuffles move faster (``force_shuffles``: all they
+    can build)."""
     cdef const intp* ext = &axes.extent[0]
     cdef const intp* ss = &axes.src_step[0]
     cdef const intp* ds = &axes.dst_step[0]
     cdef int a = k.a, b = k.b
     cdef intp block_rows, block_items
-    cdef LaneShape lane_shape
+    cdef Weave weave
     cdef bint shuffle_block
     if p.kernel == KERNEL_TRANSPOSE:
         return
     block_rows = imin(p.tile_a, ext[a]) if a >= 0 else 1
     block_items = block_rows * p.tile_b
-    lane_shape.n = 0
-    lane_shape.lanes = lanes_of(block_rows, p.tile_b, ds[a] if a >= 0 else 0, ds[b],
-                                ss[a] if a >= 0 else 0, ss[b], p.width, &lane_shape)
-    # Three lanes of bytes do not vectorise in C, nor does a block moved
-    # item by item; byte shuffles do them, where they can build the run
-    # (depth_to_space of a stepped uint8 view [..., ::2], 64 MiB: 2.9 ->
-    # 0.68 x np.copyto).
+    weave.n = 0
+    weave.n_rows = find_weave(block_rows, p.tile_b, ds[a] if a >= 0 else 0, ds[b],
+                              ss[a] if a >= 0 else 0, ss[b], p.width, &weave)
+    # A weave of three rows of bytes does not vectorise in C, nor does a
+    # block moved item by item; byte shuffles do them, where they can build
+    # the run (depth_to_space of a stepped uint8 view [..., ::2], 64 MiB:
+    # 2.9 -> 0.68 x np.copyto).
     shuffle_block = shuffles_pay(p.copy_bytes) and p.width <= 2 and (
-        force_shuffles or lane_shape.lanes == 3 or (a >= 0 and moves_item_by_item(
+        force_shuffles or weave.n_rows == 3 or (a >= 0 and moves_item_by_item(
             block_rows, p.tile_b, ds[a], ds[b], ss[a], ss[b], p.width)))
-    if (block_items * p.width < SMALL_BLOCK_BYTES and lane_shape.n < LANES_MIN_RUN) or shuffle_block:
+    if (block_items * p.width < SMALL_BLOCK_BYTES and weave.n < LANES_MIN_RUN) or shuffle_block:
         plan_gather(p, axes, 0 if shuffle_block else block_items, shuffle_block, k)

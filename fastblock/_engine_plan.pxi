@@ -11,14 +11,14 @@
 # 3. Choose the kernel and its two axes (_plan_kernel.pxi): lane
 #    transposes (_plan_lanes.pxi), staged transposes (_plan_transpose.pxi),
 #    gathered runs (_plan_gather.pxi) and their byte shuffles
-#    (_plan_shuffle.pxi), or the block kernel.
+#    (_plan_shuffle.pxi), or the block kernel and its loop.
 # 4. Size the blocks and tiles, and build the loop over the other axes
 #    (_plan_blocks.pxi).
 
 cdef enum Kernel:
     # The kernel that runs a plan's blocks (run_kernel); each reads the Plan
     # fields named by its comment.
-    KERNEL_BLOCK        # rows of the a axis, items of the b axis (copy_block)
+    KERNEL_BLOCK        # rows of the a axis, items of the b axis (copy_block, block_copy)
     KERNEL_GATHER       # rows of gather_len destination items read through
                         # gather: by byte shuffles where a program was built
     KERNEL_LANES        # lane transposes of pixels (lanes, _kernel_lanes.pxi)
@@ -42,6 +42,12 @@ cdef struct Plan:
     # whole_bytes of a plan run block by block. Shuffle programs (built
     # once, _plan_shuffle.pxi) must pay for themselves over these.
     intp copy_bytes
+    # KERNEL_BLOCK: how copy_block runs the blocks written in place, and
+    # those written into the stream stage, whose rows are packed (a block
+    # one item wide, the last tile of b, has rows one item apart there).
+    BlockCopy block_copy
+    BlockCopy staged_copy
+    BlockCopy staged_column_copy
     # KERNEL_GATHER: the kernel writes rows of gather_len
     # contiguous destination items, item j read at gather[j] bytes past the
     # row's source position; the b axis is unused (extent 1).

@@ -9,6 +9,10 @@
 # ``U3`` strings...) are moved as two overlapping power-of-two copies: the first
 # ``sizeof(item_t)`` bytes and the last ``sizeof(item_t)`` bytes of the item.
 # Both copies stay inside the item, so no neighbour is touched.
+#
+# Which loop a block takes (rows, repeats, a weave of 2 to 4 rows, item by
+# item) is the plan's choice (BlockCopy); a block tests only what depends on
+# its own size.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove, memset
@@ -240,63 +244,53 @@ cdef inline void repeat_block(char* dst, const char* src, intp n_outer, intp n_i
         repeat_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
 
 
-cdef inline bint moves_item_by_item(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
-                                    intp src_outer, intp src_inner, intp width) noexcept nogil:
-    """Whether ``copy_block`` would take the general item loop for this
-    block: no repeated item, no rows contiguous on both sides, no weave, and
-    along the longer axis (the inner one in ``copy_strided_block``) not one
-    side stepping an item while the other steps 1 to 4."""
-    cdef intp d, s
-    if src_outer == 0 or src_inner == 0:
-        return False
-    if (dst_outer == width and src_outer == width) or (dst_inner == width and src_inner == width):
-        return False
-    if find_weave(n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width, NULL):
-        return False
-    d = dst_outer if n_outer > n_inner else dst_inner
-    s = src_outer if n_outer > n_inner else src_inner
-    return not ((d == width and width <= s <= 4 * width and s % width == 0)
-                or (s == width and width <= d <= 4 * width and d % width == 0))
+cdef enum BlockLoop:
+    # The loop copy_block runs a block by; the block's arguments come in
+    # the loop's order.
+    BLOCK_ROWS          # inner axis contiguous on both sides: a memcpy a row
+    BLOCK_REPEATS       # inner axis repeats one source item side by side
+    BLOCK_WEAVE         # a weave where the block's size makes one (copy_weave), else items
+    BLOCK_ITEMS         # item by item (copy_strided_block)
 
 
-cdef inline void copy_block(char* dst, const char* src,
+cdef struct BlockCopy:
+    # How a plan's blocks run (chosen from the steps: choose_block_copy):
+    # by loop, the kernel's a axis inside where a_inside.
+    BlockLoop loop
+    bint a_inside
+
+
+cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
                             intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner,
                             intp src_outer, intp src_inner,
                             intp width) noexcept nogil:
-    """Copy a 2-D block of ``width``-byte items, choosing the inner loop."""
-    cdef intp i, t
+    """Copy a 2-D block of ``width``-byte items by ``loop``, which the plan
+    chose from the steps (choose_block_copy). Only what depends on the
+    block's size (its last tiles are shorter) is tested here: rows of one
+    item, and blocks whose row count makes no weave, go item by item."""
+    cdef intp i
     cdef unsigned char masks[16 * 16]
     cdef int n_masks
-    # An axis that repeats one source item into adjacent destination items.
-    if src_outer == 0 and dst_outer == width and not (src_inner == 0 and dst_inner == width):
-        t = n_outer; n_outer = n_inner; n_inner = t
-        t = dst_outer; dst_outer = dst_inner; dst_inner = t
-        t = src_outer; src_outer = src_inner; src_inner = t
-    if src_inner == 0 and dst_inner == width and n_inner > 1:
+    if loop == BLOCK_ROWS:
+        for i in range(n_outer):
+            memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
+    elif loop == BLOCK_REPEATS and n_inner > 1:
+        # (Here, not in a function of its own: gcc then made the loop of
+        # float32 rows of 8 repeats a quarter slower.)
         if use_ssse3() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
-            return
-        if n_inner < 16 and is_register_width(width):
+        elif n_inner < 16 and is_register_width(width):
             repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
-            return
-        for i in range(n_outer):
-            fill_repeats(dst + i * dst_outer, src + i * src_outer, width, n_inner)
-        return
-    # Rows contiguous on both sides: one memcpy per row.
-    if dst_outer == width and src_outer == width and not (dst_inner == width and src_inner == width):
-        t = n_outer; n_outer = n_inner; n_inner = t
-        t = dst_outer; dst_outer = dst_inner; dst_inner = t
-        t = src_outer; src_outer = src_inner; src_inner = t
-    if dst_inner == width and src_inner == width:
-        for i in range(n_outer):
-            memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
-        return
-    if copy_weave(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width):
-        return
-    copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width)
+        else:
+            for i in range(n_outer):
+                fill_repeats(dst + i * dst_outer, src + i * src_outer, width, n_inner)
+    elif loop != BLOCK_WEAVE or not copy_weave(dst, src, n_outer, n_inner, dst_outer, dst_inner,
+                                               src_outer, src_inner, width):
+        copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner,
+                           width)
 
 
 cdef inline void copy_strided_block(char* dst, const char* src,

@@ -62,7 +62,7 @@ cdef void strided_transpose_tiles(Plan* p, intp n_a, intp n_b) noexcept nogil:
 
 cdef void set_kernel_axes(Plan* p, const Axes* axes, const KernelAxes* k) noexcept nogil:
     """The kernel's a and b axes into the plan (a gathered run has no b
-    axis, and its rows fill the block bytes)."""
+    axis, and its rows fill the block bytes), and the block kernel's loops."""
     if p.kernel == KERNEL_GATHER:
         p.n_b = 1; p.src_b = 0; p.dst_b = 0; p.tile_b = 1
         p.tile_a = imax(1, p.block_bytes // (p.gather_len * p.width))
@@ -73,6 +73,12 @@ cdef void set_kernel_axes(Plan* p, const Axes* axes, const KernelAxes* k) noexce
     else:
         p.n_a = 1; p.src_a = 0; p.dst_a = 0
     p.tile_a = imin(p.tile_a, p.n_a)
+    if p.kernel == KERNEL_BLOCK:
+        choose_block_copy(&p.block_copy, p, p.dst_a, p.tile_b)
+        # Into the stream stage, a block's rows are packed (run_streamed):
+        # one item apart where the block is one item wide.
+        choose_block_copy(&p.staged_copy, p, p.tile_b * p.width, p.tile_b)
+        choose_block_copy(&p.staged_column_copy, p, p.width, 1)
 
 
 cdef void build_loop(Plan* p, const Axes* axes, const KernelAxes* k, const char* dst) noexcept nogil:

@@ -1,5 +1,5 @@
 # Planner step 3 (_engine_plan.pxi): choose the kernel and its two axes
-# (choose_kernel).
+# (choose_kernel), and the block kernel's loop (choose_block_copy).
 
 
 cdef void choose_kernel(Plan* p, Axes* axes, KernelAxes* k, bint force_shuffles) noexcept nogil:
@@ -89,3 +89,49 @@ cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuf
             block_rows, p.tile_b, ds[a], ds[b], ss[a], ss[b], p.width)))
     if (block_items * p.width < SMALL_BLOCK_BYTES and weave.n < LANES_MIN_RUN) or shuffle_block:
         plan_gather(p, axes, 0 if shuffle_block else block_items, shuffle_block, k)
+
+
+cdef bint moves_item_by_item(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
+                             intp src_outer, intp src_inner, intp width) noexcept nogil:
+    """Whether the block kernel would take its general item loop for this
+    block: no repeated item, no rows contiguous on both sides, no weave, and
+    along the longer axis (the inner one in ``copy_strided_block``) not one
+    side stepping an item while the other steps 1 to 4."""
+    cdef intp d, s
+    if src_outer == 0 or src_inner == 0:
+        return False
+    if (dst_outer == width and src_outer == width) or (dst_inner == width and src_inner == width):
+        return False
+    if find_weave(n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width, NULL):
+        return False
+    d = dst_outer if n_outer > n_inner else dst_inner
+    s = src_outer if n_outer > n_inner else src_inner
+    return not ((d == width and width <= s <= 4 * width and s % width == 0)
+                or (s == width and width <= d <= 4 * width and d % width == 0))
+
+
+cdef void choose_block_copy(BlockCopy* c, const Plan* p, intp dst_a, intp b_items) noexcept nogil:
+    """The block kernel's loop (BlockLoop) for blocks whose rows are
+    ``dst_a`` bytes apart and hold ``b_items`` items of b (or fewer: the
+    last tile), from the kernel axes' steps, and whether it takes the a
+    axis inside, in order of preference: an axis that repeats one source
+    item into adjacent destination items; an axis contiguous on both sides;
+    a weave, where one axis steps one item in the destination and the other
+    one item in the source (the block's size decides: copy_block); else
+    item by item."""
+    cdef intp w = p.width
+    c.a_inside = False
+    if p.src_a == 0 and dst_a == w and not (p.src_b == 0 and p.dst_b == w):
+        c.loop = BLOCK_REPEATS
+        c.a_inside = True
+    elif p.src_b == 0 and p.dst_b == w and b_items > 1:
+        c.loop = BLOCK_REPEATS
+    elif p.dst_b == w and p.src_b == w:
+        c.loop = BLOCK_ROWS
+    elif dst_a == w and p.src_a == w:
+        c.loop = BLOCK_ROWS
+        c.a_inside = True
+    elif is_register_width(w) and ((dst_a == w and p.src_b == w) or (p.dst_b == w and p.src_a == w)):
+        c.loop = BLOCK_WEAVE
+    else:
+        c.loop = BLOCK_ITEMS

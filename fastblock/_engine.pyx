@@ -188,6 +188,13 @@ include "_kernel_faults.pxi"
 include "_kernel_vect_c_pixels.pxi"
 
 include "_engine_plan.pxi"
+include "_plan_axes.pxi"
+include "_plan_kernel.pxi"
+include "_plan_lanes.pxi"
+include "_plan_transpose.pxi"
+include "_plan_gather.pxi"
+include "_plan_shuffle.pxi"
+include "_plan_blocks.pxi"
 include "_engine_run.pxi"
 include "_engine_schedule.pxi"
 

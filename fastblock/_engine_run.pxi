@@ -4,8 +4,9 @@
 
 cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp run,
                             char* dst, const char* src, intp size_a, intp size_b, intp dst_a,
-                            const intp* offsets) noexcept nogil:
-    """One kernel block, its rows ``dst_a`` bytes apart in the destination.
+                            const intp* offsets, bint staged) noexcept nogil:
+    """One kernel block, its rows ``dst_a`` bytes apart in the destination,
+    or in the stream stage (``staged``: packed rows).
     ``offsets``: the lanes' offsets of a lane transpose (destination for a
     split, source for an interleave), the destination rows of a transpose."""
     if p.kernel == KERNEL_TRANSPOSE:
@@ -19,8 +20,23 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
     elif p.kernel == KERNEL_LANES:
         fb_lanes_rows(dst, src, size_a, dst_a, p.src_a, size_b, p.lanes.n_lanes,
                       offsets, p.lanes.masks, p.lanes.interleave, <int>p.width)
+    elif not staged:
+        run_block_copy(p, &p.block_copy, dst, src, size_a, size_b, dst_a)
     else:
-        copy_block(dst, src, size_a, size_b, dst_a, p.dst_b, p.src_a, p.src_b, p.width)
+        # The stage's rows are size_b items apart: one item apart in a block
+        # one item wide, which its size alone tells.
+        run_block_copy(p, &p.staged_column_copy if size_b == 1 else &p.staged_copy, dst, src,
+                       size_a, size_b, dst_a)
+
+
+cdef inline void run_block_copy(const Plan* p, const BlockCopy* how, char* dst, const char* src,
+                                intp size_a, intp size_b, intp dst_a) noexcept nogil:
+    """A block of the block kernel by the plan's loop (``how``), the a axis
+    inside where it says."""
+    if how.a_inside:
+        copy_block(how.loop, dst, src, size_b, size_a, p.dst_b, dst_a, p.src_b, p.src_a, p.width)
+    else:
+        copy_block(how.loop, dst, src, size_a, size_b, dst_a, p.dst_b, p.src_a, p.src_b, p.width)
 
 
 cdef struct BlockRows:
@@ -110,7 +126,8 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     if table != NULL:
         for i in range(table_rows):
             staged_offset[i] = i * row_bytes
-        run_kernel(p, program, run, stage, src, size_a, size_b, table_rows * row_bytes, staged_offset)
+        run_kernel(p, program, run, stage, src, size_a, size_b, table_rows * row_bytes, staged_offset,
+                   True)
         for i in range(n_rows):
             fb_stream_copy(dst + (i // table_rows) * p.dst_a + table[i % table_rows],
                            stage + i * row_bytes, row_bytes)
@@ -121,7 +138,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     chunk = imax(STREAM_CHUNK_BYTES // row_bytes, 1 if p.kernel == KERNEL_GATHER else 0)
     if p.kernel == KERNEL_LANES or (p.kernel == KERNEL_BLOCK and p.src_b == 0) \
             or not 1 <= chunk < size_a:
-        run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset)
+        run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset, True)
         stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
     else:
         stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, chunk, stage)
@@ -170,14 +187,14 @@ cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp ru
         while i < size_a:
             n_rows = imin(chunk, size_a - i)
             run_kernel(p, program, run, stage, src + i * p.src_a, n_rows, size_b, row_bytes,
-                       p.lanes.offset)
+                       p.lanes.offset, True)
             stream_rows(dst + i * p.dst_a, p.dst_a, stage, n_rows, row_bytes)
             i += n_rows
         return
     while i < size_a:
         n_rows = imin(chunk, size_a - i)
         run_kernel(p, program, run, stage + carry, src + i * p.src_a, n_rows, size_b, row_bytes,
-                   p.lanes.offset)
+                   p.lanes.offset, True)
         held = carry + n_rows * row_bytes
         i += n_rows
         if i == size_a:
@@ -229,7 +246,7 @@ cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp ru
         return
     for part in range(p.n_parts):
         run_kernel(p, program, run, block_dst + p.dst_offsets[part], block_src + p.src_offsets[part],
-                   size_a, size_b, p.dst_a, offsets)
+                   size_a, size_b, p.dst_a, offsets, False)
 
 
 cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, intp stop,

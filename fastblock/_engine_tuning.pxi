@@ -52,7 +52,8 @@ SETTINGS = (
             "the SSSE3 and AVX-512 VBMI kernels, where the CPU has them"),
     Setting("shuffles", True, "on/off", "gathered runs of 1- to 4-byte items by byte shuffles"),
     Setting("shuffle_min_bytes", 64 * 1024, "bytes",
-            "shuffles only in copies this large: below, building the program costs more"),
+            "shuffles only in copies this large: building a program costs about 2 K "
+            "instructions a 16-byte piece, against about 6 saved a byte copied (callgrind)"),
     Setting("wide_shuffles", True, "on/off",
             "64-byte shuffle pieces (AVX-512 VBMI), else 16-byte"),
     Setting("periodic_shuffles", True, "on/off", "repeating shuffle programs by the periodic kernel"),
@@ -64,7 +65,7 @@ SETTINGS = (
     Setting("wide_streams", True, "on/off", "streamed stores of 32 bytes where the CPU has AVX"),
     Setting("fault_ahead", True, "on/off", "fresh destination pages faulted at their ends first"),
     Setting("fault_ahead_min_bytes", 4 * 1024 * 1024, "bytes",
-            "faulting ahead only in copies this large (two huge pages)"),
+            "faulting ahead only in copies this large (NumPy's threshold for huge pages)"),
     Setting("caller_faults", True, "on/off",
             "on two threads, the calling thread takes the other thread's faults"),
     Setting("fault_unit_bytes", 512 * 1024, "bytes",

@@ -9,6 +9,10 @@
 # ``U3`` strings...) are moved as two overlapping power-of-two copies: the first
 # ``sizeof(item_t)`` bytes and the last ``sizeof(item_t)`` bytes of the item.
 # Both copies stay inside the item, so no neighbour is touched.
+#
+# Which loop a block takes (rows, repeats, a weave of 2 to 4 rows, item by
+# item) is the plan's choice (BlockCopy); a block tests only what depends on
+# its own size.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memmove, memset
@@ -71,87 +75,85 @@ cdef inline void copy_items(item_t* width_tag, char* dst, const char* src,
                 memcpy(d + j * dst_inner, s + j * src_inner, sizeof(item_t))
 
 
-cdef inline void lanes_run(item_t* width_tag, char* dst, const char* src, intp n,
-                           intp lanes, intp lane_step, bint interleave) noexcept nogil:
-    """Interleave ``lanes`` rows of ``n`` items (``lane_step`` bytes apart) into
-    one row, or split one row into ``lanes`` rows (``interleave`` false).
+cdef inline void weave_items(item_t* width_tag, char* dst, const char* src, intp n,
+                             intp n_rows, intp row_step, bint interleave) noexcept nogil:
+    """Weave ``n_rows`` rows of ``n`` items (``row_step`` bytes apart) into
+    one row, item ``j`` of every row in turn, or unweave one row into
+    ``n_rows`` rows (``interleave`` false).
 
-    Called with a literal ``lanes`` (2, 3, 4), so the lane loop unrolls and
+    Called with a literal ``n_rows`` (2, 3, 4), so the row loop unrolls and
     the item loop vectorises into loads, shuffles and stores: DepthToSpace
-    interleaves, SpaceToDepth splits."""
-    cdef intp j, lane
+    weaves, SpaceToDepth unweaves."""
+    cdef intp j, row
     cdef intp size = sizeof(item_t)
     if interleave:
         for j in range(n):
-            for lane in range(lanes):
-                memcpy(dst + (j * lanes + lane) * size, src + lane * lane_step + j * size, sizeof(item_t))
+            for row in range(n_rows):
+                memcpy(dst + (j * n_rows + row) * size, src + row * row_step + j * size, sizeof(item_t))
     else:
         for j in range(n):
-            for lane in range(lanes):
-                memcpy(dst + lane * lane_step + j * size, src + (j * lanes + lane) * size, sizeof(item_t))
+            for row in range(n_rows):
+                memcpy(dst + row * row_step + j * size, src + (j * n_rows + row) * size, sizeof(item_t))
 
 
-cdef inline void lanes_block(item_t* width_tag, char* dst, const char* src, intp n,
-                             intp lanes, intp lane_step, bint interleave) noexcept nogil:
-    if lanes == 2:
-        lanes_run(width_tag, dst, src, n, 2, lane_step, interleave)
-    elif lanes == 3:
-        lanes_run(width_tag, dst, src, n, 3, lane_step, interleave)
+cdef inline void weave_block(item_t* width_tag, char* dst, const char* src, intp n,
+                             intp n_rows, intp row_step, bint interleave) noexcept nogil:
+    if n_rows == 2:
+        weave_items(width_tag, dst, src, n, 2, row_step, interleave)
+    elif n_rows == 3:
+        weave_items(width_tag, dst, src, n, 3, row_step, interleave)
     else:
-        lanes_run(width_tag, dst, src, n, 4, lane_step, interleave)
+        weave_items(width_tag, dst, src, n, 4, row_step, interleave)
 
 
-cdef struct LaneShape:
-    intp lanes, n, lane_step
+cdef struct Weave:
+    # A block that is a weave (weave_items): n_rows rows of n items,
+    # row_step bytes apart, woven into one row (interleave) or unwoven.
+    intp n_rows, n, row_step
     bint interleave
 
 
-cdef inline intp lanes_of(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
-                          intp src_outer, intp src_inner, intp width,
-                          LaneShape* shape) noexcept nogil:
-    """The lane count (2 to 4) if the block is a (de-)interleave of lanes,
-    else 0; ``shape`` (if not NULL) gets its form. One axis (the lanes)
-    steps one item on one side; the other steps ``lanes`` items on that side
-    and one item on the other."""
-    cdef LaneShape found
+cdef inline intp find_weave(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
+                            intp src_outer, intp src_inner, intp width,
+                            Weave* weave) noexcept nogil:
+    """The row count (2 to 4) if the block is a weave, else 0; ``weave`` (if
+    not NULL) gets its form. One axis (the rows) steps one item on one side;
+    the other steps ``n_rows`` items on that side and one item on the other."""
+    cdef Weave found
     if width > 16 or (width & (width - 1)) != 0:
         return 0
     if 2 <= n_outer <= 4 and dst_outer == width and dst_inner == n_outer * width and src_inner == width:
-        found.lanes = n_outer; found.n = n_inner; found.lane_step = src_outer; found.interleave = True
+        found.n_rows = n_outer; found.n = n_inner; found.row_step = src_outer; found.interleave = True
     elif 2 <= n_inner <= 4 and dst_inner == width and dst_outer == n_inner * width and src_outer == width:
-        found.lanes = n_inner; found.n = n_outer; found.lane_step = src_inner; found.interleave = True
+        found.n_rows = n_inner; found.n = n_outer; found.row_step = src_inner; found.interleave = True
     elif 2 <= n_outer <= 4 and src_outer == width and src_inner == n_outer * width and dst_inner == width:
-        found.lanes = n_outer; found.n = n_inner; found.lane_step = dst_outer; found.interleave = False
+        found.n_rows = n_outer; found.n = n_inner; found.row_step = dst_outer; found.interleave = False
     elif 2 <= n_inner <= 4 and src_inner == width and src_outer == n_inner * width and dst_outer == width:
-        found.lanes = n_inner; found.n = n_outer; found.lane_step = dst_inner; found.interleave = False
+        found.n_rows = n_inner; found.n = n_outer; found.row_step = dst_inner; found.interleave = False
     else:
         return 0
-    if shape != NULL:
-        shape[0] = found
-    return found.lanes
+    if weave != NULL:
+        weave[0] = found
+    return found.n_rows
 
 
-cdef inline bint copy_lanes(char* dst, const char* src, intp n_outer, intp n_inner,
+cdef inline bint copy_weave(char* dst, const char* src, intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner, intp src_outer, intp src_inner,
                             intp width) noexcept nogil:
-    """Run the block as an (de-)interleave of 2 to 4 lanes if it is one; return
-    whether it was."""
-    cdef LaneShape shape
-    cdef intp lanes, n, lane_step
-    cdef bint interleave
-    if not lanes_of(n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width, &shape):
+    """Run the block as a weave if it is one (find_weave); return whether it was."""
+    cdef Weave w
+    if not find_weave(n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width, &w):
         return False
-    lanes = shape.lanes; n = shape.n; lane_step = shape.lane_step; interleave = shape.interleave
     if width == 1:
-        lanes_block(<uint8_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+        weave_block(<uint8_t*>NULL, dst, src, w.n, w.n_rows, w.row_step, w.interleave)
     elif width == 2:
-        lanes_block(<uint16_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+        weave_block(<uint16_t*>NULL, dst, src, w.n, w.n_rows, w.row_step, w.interleave)
     elif width == 4:
-        lanes_block(<uint32_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+        weave_block(<uint32_t*>NULL, dst, src, w.n, w.n_rows, w.row_step, w.interleave)
     elif width == 8:
-        lanes_block(<uint64_t*>NULL, dst, src, n, lanes, lane_step, interleave)
+        weave_block(<uint64_t*>NULL, dst, src, w.n, w.n_rows, w.row_step, w.interleave)
     else:
-        lanes_block(<fb_item16*>NULL, dst, src, n, lanes, lane_step, interleave)
+        weave_block(<fb_item16*>NULL, dst, src, w.n, w.n_rows, w.row_step, w.interleave)
     return True
 
 
@@ -211,14 +213,14 @@ cdef inline void repeat_items(item_t* width_tag, char* dst, const char* src, int
                               intp n_inner, intp dst_outer, intp src_outer) noexcept nogil:
     """Each of ``n_outer`` items written ``n_inner`` times side by side (a
     short repeat axis: einops' ``(h 2)``). Packed runs of 2 to 4 repeats are
-    lanes that all read the same item (lanes_block, which vectorises);
-    others take one load and ``n_inner`` stores an item, where memcpy
-    doubling (fill_repeats) would cost two calls an item."""
+    a weave of rows that all read the same item (weave_block, which
+    vectorises); others take one load and ``n_inner`` stores an item, where
+    memcpy doubling (fill_repeats) would cost two calls an item."""
     cdef intp i, j, size = sizeof(item_t)
     cdef item_t item
     cdef char* d
     if n_inner <= 4 and src_outer == size and dst_outer == n_inner * size:
-        lanes_block(width_tag, dst, src, n_outer, n_inner, 0, True)
+        weave_block(width_tag, dst, src, n_outer, n_inner, 0, True)
         return
     for i in range(n_outer):
         memcpy(&item, src + i * src_outer, sizeof(item_t))
@@ -242,63 +244,53 @@ cdef inline void repeat_block(char* dst, const char* src, intp n_outer, intp n_i
         repeat_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
 
 
-cdef inline bint moves_item_by_item(intp n_outer, intp n_inner, intp dst_outer, intp dst_inner,
-                                    intp src_outer, intp src_inner, intp width) noexcept nogil:
-    """Whether ``copy_block`` would take the general item loop for this
-    block: no repeated item, no rows contiguous on both sides, no lanes, and
-    along the longer axis (the inner one in ``copy_strided_block``) not one
-    side stepping an item while the other steps 1 to 4."""
-    cdef intp d, s
-    if src_outer == 0 or src_inner == 0:
-        return False
-    if (dst_outer == width and src_outer == width) or (dst_inner == width and src_inner == width):
-        return False
-    if lanes_of(n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width, NULL):
-        return False
-    d = dst_outer if n_outer > n_inner else dst_inner
-    s = src_outer if n_outer > n_inner else src_inner
-    return not ((d == width and width <= s <= 4 * width and s % width == 0)
-                or (s == width and width <= d <= 4 * width and d % width == 0))
+cdef enum BlockLoop:
+    # The loop copy_block runs a block by; the block's arguments come in
+    # the loop's order.
+    BLOCK_ROWS          # inner axis contiguous on both sides: a memcpy a row
+    BLOCK_REPEATS       # inner axis repeats one source item side by side
+    BLOCK_WEAVE         # a weave where the block's size makes one (copy_weave), else items
+    BLOCK_ITEMS         # item by item (copy_strided_block)
 
 
-cdef inline void copy_block(char* dst, const char* src,
+cdef struct BlockCopy:
+    # How a plan's blocks run (chosen from the steps: choose_block_copy):
+    # by loop, the kernel's a axis inside where a_inside.
+    BlockLoop loop
+    bint a_inside
+
+
+cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
                             intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner,
                             intp src_outer, intp src_inner,
                             intp width) noexcept nogil:
-    """Copy a 2-D block of ``width``-byte items, choosing the inner loop."""
-    cdef intp i, t
+    """Copy a 2-D block of ``width``-byte items by ``loop``, which the plan
+    chose from the steps (choose_block_copy). Only what depends on the
+    block's size (its last tiles are shorter) is tested here: rows of one
+    item, and blocks whose row count makes no weave, go item by item."""
+    cdef intp i
     cdef unsigned char masks[16 * 16]
     cdef int n_masks
-    # An axis that repeats one source item into adjacent destination items.
-    if src_outer == 0 and dst_outer == width and not (src_inner == 0 and dst_inner == width):
-        t = n_outer; n_outer = n_inner; n_inner = t
-        t = dst_outer; dst_outer = dst_inner; dst_inner = t
-        t = src_outer; src_outer = src_inner; src_inner = t
-    if src_inner == 0 and dst_inner == width and n_inner > 1:
+    if loop == BLOCK_ROWS:
+        for i in range(n_outer):
+            memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
+    elif loop == BLOCK_REPEATS and n_inner > 1:
+        # (Here, not in a function of its own: gcc then made the loop of
+        # float32 rows of 8 repeats a quarter slower.)
         if use_ssse3() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
-            return
-        if n_inner < 16 and is_register_width(width):
+        elif n_inner < 16 and is_register_width(width):
             repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
-            return
-        for i in range(n_outer):
-            fill_repeats(dst + i * dst_outer, src + i * src_outer, width, n_inner)
-        return
-    # Rows contiguous on both sides: one memcpy per row.
-    if dst_outer == width and src_outer == width and not (dst_inner == width and src_inner == width):
-        t = n_outer; n_outer = n_inner; n_inner = t
-        t = dst_outer; dst_outer = dst_inner; dst_inner = t
-        t = src_outer; src_outer = src_inner; src_inner = t
-    if dst_inner == width and src_inner == width:
-        for i in range(n_outer):
-            memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
-        return
-    if copy_lanes(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width):
-        return
-    copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner, width)
+        else:
+            for i in range(n_outer):
+                fill_repeats(dst + i * dst_outer, src + i * src_outer, width, n_inner)
+    elif loop != BLOCK_WEAVE or not copy_weave(dst, src, n_outer, n_inner, dst_outer, dst_inner,
+                                               src_outer, src_inner, width):
+        copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer, src_inner,
+                           width)
 
 
 cdef inline void copy_strided_block(char* dst, const char* src,

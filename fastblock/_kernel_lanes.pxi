@@ -42,6 +42,8 @@
 #
 # SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
 # uses lane transposes only where ``use_ssse3()`` says so (_engine_tuning.pxi).
+# The planner finds them and builds the byte shuffles (_plan_lanes.pxi);
+# run_kernel runs fb_lanes_rows.
 
 from ._kernels_c cimport FB_LANES_MAX, fb_lanes_rows
 
@@ -59,33 +61,3 @@ cdef struct LaneTranspose:
     bint interleave             # lanes -> pixels (else pixels -> lanes)
     intp offset[LANES_MAX]      # each lane's byte offset (source if interleave, else destination)
     unsigned char masks[LANE_MASKS * 16]
-
-
-cdef void plan_lane_masks(LaneTranspose* t, intp width) noexcept nogil:
-    """The byte shuffles of ``fb_lanes_row`` for ``t.n_lanes`` lanes of
-    ``width``-byte items. A register holds P elements of e bytes (e * P =
-    16): e / width pixels of one lane (lane order) or, after the transpose,
-    of every lane (pixel order)."""
-    cdef int L = t.n_lanes, P = 2, e, per, q, l, b, k, z, edge
-    while P < L:
-        P *= 2
-    e = 16 // P
-    per = e // <int>width
-    for k in range(LANE_MASKS * 16):
-        t.masks[k] = 0x80
-    for q in range(per):
-        for l in range(L):
-            for b in range(width):
-                t.masks[(q * L + l) * width + b] = <unsigned char>((l * per + q) * width + b)
-                t.masks[48 + (l * per + q) * width + b] = <unsigned char>((q * L + l) * width + b)
-                t.masks[64 + (l * per + q) * width + b] = \
-                    <unsigned char>(16 - e * L + (q * L + l) * width + b)
-    # The run's last 16 bytes: the end of register P-2, then register P-1
-    # (both already in pixel order; e*L >= 8, so no other register is needed).
-    edge = (P - 1) * e * L
-    for k in range(16):
-        z = 16 * L - 16 + k
-        if z < edge:
-            t.masks[16 + k] = <unsigned char>(z - (P - 2) * e * L)
-        else:
-            t.masks[32 + k] = <unsigned char>(z - edge)

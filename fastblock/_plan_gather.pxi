@@ -1,0 +1,222 @@
+# Planner step 3 (_engine_plan.pxi), gathered runs (KERNEL_GATHER): whether
+# a copy's destination runs pay gathered (plan_gather), how they are cut
+# from the axes, their source offsets, and their shuffle programs
+# (_plan_shuffle.pxi), long runs included.
+
+
+cdef enum:
+    # Runs of a ragged split up to this long are the kernel's rows, several
+    # a block (build_loop); longer ones run a block each.
+    RAGGED_ROWS_MAX_BYTES = 1024
+    # A repeating shuffle program's run (plan_long_run) spans at most this
+    # many bytes of the destination or, where further, of the source
+    # (pixels x source step): a block's rows read the same source lines,
+    # which longer runs push out of L1 (8 KiB spans lost against 4 KiB:
+    # 0.68 against 0.61 x np.copyto).
+    LONG_RUN_REACH = 4 * 1024
+
+
+cdef bint plan_gather(Plan* p, Axes* axes, intp block_items, bint need_shuffle,
+                      KernelAxes* k) noexcept nogil:
+    """Set up gather mode if it gives longer kernel rows than ``block_items``.
+
+    The gathered run (gathered_run) may split an axis, raggedly where it
+    has no divisor near the best size (``k.ragged``: the outer part's axis);
+    where the run's shuffle program repeats, the pieces of that axis may
+    be longer than GATHER_MAX items (plan_long_runs). The offsets of the
+    run's items in the source (up to GATHER_MAX) go into ``p.gather``. The
+    kernel's rows step along ``k.a`` (gather_row_axis); ``k.first`` is the
+    run's first axis. False (``k`` as it was) when gather mode does not
+    pay: the block kernel is as good for a single strided axis, and for
+    blocks not much smaller, and ``need_shuffle`` asks for a run that byte
+    shuffles can build."""
+    cdef const intp* ext = &axes.extent[0]
+    cdef int m = axes.n, split_axis, row
+    cdef intp run, part, tail, head_pixels, shuffle_pixel_items, rows = 1
+    split_axis = gathered_run(p, axes, &run, &part, &tail)
+    # One strided axis is what the block kernel does already (but for a
+    # table axis, which only a gathered run reads).
+    if m - 1 - split_axis < 2 and part == 1 and p.source_table == NULL:
+        return False
+    head_pixels = imin(ext[split_axis], GATHER_MAX // run) if part > 1 else 1
+    gather_offsets(p, axes, split_axis, part, head_pixels)
+    # The run's pixels, whose shuffle pieces may advance by whole pixels
+    # (pixel_pieces): the items of the axes inside its outermost (the split
+    # axis, else the one after it). Not those of fewer axes: space_to_depth
+    # depth_first channels_last C 3 bs 3 float32 has 108-byte pixels, and
+    # pieces of one 36-byte bs x bs block each repeat only as far as the
+    # pixel (every 3 pieces), 1 MiB one thread 2.38 -> 3.08 x np.copyto.
+    shuffle_pixel_items = run if part > 1 else run // ext[split_axis + 1]
+    plan_shuffle(&p.shuffle, p.gather, run * part, p.width, p.copy_bytes,
+                 shuffle_pixel_items)
+    if need_shuffle and p.shuffle.n_pieces == 0:
+        return False
+    if not plan_long_runs(p, axes, split_axis, run, head_pixels, shuffle_pixel_items, &part, &tail):
+        # The last part's run is the table's prefix (its outer digit is the split axis's).
+        plan_shuffle(&p.tail_shuffle, p.gather, run * tail, p.width, p.copy_bytes,
+                     shuffle_pixel_items)
+    p.gather_tail_len = run * tail
+    row = gather_row_axis(axes, split_axis, run * part * p.width, part, tail)
+    if row >= 0:
+        rows = imin((ext[row] + part - 1) // part if row == split_axis else ext[row],
+                    imax(1, p.block_bytes // (run * part * p.width)))
+    # The gathered block (rows of the run) must be much larger than the block.
+    if rows * run * part < 4 * block_items:
+        return False
+    k.ragged = split_axis if tail else -1
+    if part > 1:
+        split_in_two(axes, split_axis, part)
+    p.gather_len = run * part
+    p.kernel = KERNEL_GATHER
+    k.a = row
+    k.first = split_axis + 1
+    return True
+
+
+cdef int gathered_run(const Plan* p, const Axes* axes, intp* run, intp* part,
+                      intp* tail) noexcept nogil:
+    """The gathered run: the innermost destination axes over which the
+    destination is contiguous, as many whole axes as fit in GATHER_MAX
+    items (``run`` items), then ``part`` items of the next contiguous axis,
+    which is returned (the axis before the run where ``part`` is 1). That
+    axis is split by its largest divisor that fits; where that is far from
+    the best size (1182 = 6 * 197, say), into near-equal parts and a
+    shorter last one, ``tail`` items (0: none)."""
+    cdef const intp* ext = &axes.extent[0]
+    cdef const intp* ds = &axes.dst_step[0]
+    cdef int k = axes.n - 1
+    cdef intp ideal, n_pieces
+    run[0] = 1
+    part[0] = 1
+    tail[0] = 0
+    while k >= 0 and ds[k] == p.width * run[0] and run[0] * ext[k] <= GATHER_MAX:
+        run[0] *= ext[k]
+        k -= 1
+    if k >= 0 and ds[k] == p.width * run[0]:
+        ideal = GATHER_MAX // run[0]
+        part[0] = ideal
+        while ext[k] % part[0] != 0:
+            part[0] -= 1
+        if 2 * part[0] < ideal and ext[k] > ideal:
+            n_pieces = (ext[k] + ideal - 1) // ideal
+            part[0] = (ext[k] + n_pieces - 1) // n_pieces
+            tail[0] = ext[k] - (n_pieces - 1) * part[0]
+    return k
+
+
+cdef void gather_offsets(Plan* p, const Axes* axes, int split_axis, intp part,
+                         intp head_pixels) noexcept nogil:
+    """The run's source offsets into ``p.gather``, counted through the
+    run's axes (the split part of ``split_axis``, then the whole axes after
+    it) like an odometer; for a split axis, as many of its pixels as the
+    table holds (``head_pixels``: the head of a long run, and the prefix
+    that a shorter last part runs). A table axis (step 0) is the last digit."""
+    cdef intp digit[MAX_AXES]
+    cdef intp digit_extent[MAX_AXES]
+    cdef intp digit_step[MAX_AXES]
+    cdef int n_digits = 0, i
+    cdef intp j, offset = 0, n_items = head_pixels
+    if part > 1:
+        digit_extent[0] = head_pixels; digit_step[0] = axes.src_step[split_axis]; n_digits = 1
+    for i in range(split_axis + 1, axes.n):
+        digit_extent[n_digits] = axes.extent[i]; digit_step[n_digits] = axes.src_step[i]
+        digit[n_digits] = 0
+        n_digits += 1
+        n_items *= axes.extent[i]
+    digit[0] = 0
+    for j in range(n_items):
+        p.gather[j] = offset + (p.source_table[digit[n_digits - 1]] if p.source_table != NULL else 0)
+        i = n_digits - 1
+        while i >= 0:
+            digit[i] += 1
+            offset += digit_step[i]
+            if digit[i] < digit_extent[i]:
+                break
+            offset -= digit_extent[i] * digit_step[i]
+            digit[i] = 0
+            i -= 1
+
+
+cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, intp head_pixels,
+                         intp shuffle_pixel_items, intp* part, intp* tail) noexcept nogil:
+    """Longer parts of the split axis where the part's shuffle program
+    repeats (plan_long_run): fewer, longer runs, each reaching at most
+    LONG_RUN_REACH bytes. The period shows in the part's program, or else
+    in the whole table's (tail_shuffle serves to hold it). True (``part``
+    and ``tail`` lengthened, both programs built) where they are; else the
+    part's program stands and the tail's is still to build."""
+    cdef intp ext_k = axes.extent[split_axis], src_k = axes.src_step[split_axis]
+    cdef intp pixel_reach, n_pieces, long_part, long_tail
+    cdef const ShuffleProgram* pattern = &p.shuffle
+    if part[0] <= 1:
+        return False
+    pixel_reach = imax(run * p.width, iabs(src_k))
+    if not (tuning.long_shuffle_runs and part[0] < ext_k and p.shuffle.n_pieces
+            and part[0] * pixel_reach < LONG_RUN_REACH
+            and (pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX
+                 or pixel_pieces(run * p.width))):
+        return False
+    if not p.shuffle.period and head_pixels > part[0]:
+        plan_shuffle(&p.tail_shuffle, p.gather, run * head_pixels, p.width, p.copy_bytes,
+                     shuffle_pixel_items)
+        pattern = &p.tail_shuffle
+    n_pieces = (ext_k * pixel_reach + LONG_RUN_REACH - 1) // LONG_RUN_REACH
+    long_part = (ext_k + n_pieces - 1) // n_pieces
+    # Parts of long_part pixels may need fewer than n_pieces parts
+    # (2658 pixels in 63 parts of 43: 62 parts, the last of 35).
+    n_pieces = (ext_k + long_part - 1) // long_part
+    long_tail = ext_k - (n_pieces - 1) * long_part
+    if long_tail == long_part:
+        long_tail = 0
+    if not pattern.period or long_part <= part[0]:
+        return False
+    if plan_long_run(&p.shuffle, pattern, p.gather, head_pixels, long_part, run, src_k,
+                     p.width, p.copy_bytes) and p.shuffle.n_pieces \
+            and plan_long_run(&p.tail_shuffle, &p.shuffle, p.gather, head_pixels, long_tail,
+                              run, src_k, p.width, p.copy_bytes):
+        part[0] = long_part
+        tail[0] = long_tail
+        return True
+    plan_shuffle(&p.shuffle, p.gather, run * part[0], p.width, p.copy_bytes, shuffle_pixel_items)
+    return False
+
+
+cdef int gather_row_axis(const Axes* axes, int split_axis, intp run_bytes, intp part,
+                         intp tail) noexcept nogil:
+    """The axis the gathered rows step along (-1: none): the remaining axis
+    with the smallest source step, so rows that read the same source lines
+    run back to back; for a ragged split of short runs, the split axis
+    itself (its last row is the shorter run)."""
+    cdef const intp* ext = &axes.extent[0]
+    cdef const intp* ss = &axes.src_step[0]
+    cdef int i, row = -1
+    cdef intp step, best_step = 0
+    for i in range(split_axis + 1):
+        # The ragged axis stays a loop axis, and the pieces along it come
+        # one after another: rows may only step less in the source (rows
+        # that step further would walk the source in strips one piece wide).
+        if tail and (iabs(ss[i]) > iabs(ss[split_axis] * part) if i != split_axis
+                     else run_bytes > RAGGED_ROWS_MAX_BYTES):
+            continue
+        # A split into one part leaves no rows along it.
+        if i == split_axis and part == ext[split_axis]:
+            continue
+        step = iabs(ss[i] * part) if i == split_axis else iabs(ss[i])
+        if row < 0 or step < best_step:
+            row = i
+            best_step = step
+    return row
+
+
+cdef void split_in_two(Axes* axes, int k, intp part) noexcept nogil:
+    """Split axis ``k`` into an outer axis of its parts and an inner one of
+    ``part`` items (the last part may run over its end: ragged)."""
+    cdef intp* ext = axes.extent
+    cdef intp* ss = axes.src_step
+    cdef intp* ds = axes.dst_step
+    cdef int i
+    for i in range(axes.n, k + 1, -1):
+        ext[i] = ext[i - 1]; ss[i] = ss[i - 1]; ds[i] = ds[i - 1]
+    ext[k + 1] = part; ss[k + 1] = ss[k]; ds[k + 1] = ds[k]
+    ext[k] = (ext[k] + part - 1) // part; ss[k] = ss[k] * part; ds[k] = ds[k] * part
+    axes.n += 1

@@ -66,14 +66,16 @@ Where each part lives (all included into this one extension module):
 - ``_engine_tuning.pxi``: the settings every layer reads (``tune``), and
   what the CPU can run.
 - ``_engine_plan.pxi``: steps 1 and 2, a copy's axes into a ``Plan`` with
-  its ``Kernel``; nothing there touches the data.
+  its ``Kernel``, as named steps in the ``_plan_*.pxi`` files (axes,
+  kernel, lanes, transpose, gather, shuffle, blocks); nothing there
+  touches the data.
 - ``_engine_run.pxi``: a plan's kernel blocks over a range of its loop,
   streamed or faulted ahead (steps 4 and 5); ``run_kernel`` is the one
   switch on the kernel.
 - ``_engine_schedule.pxi``: step 3, the loop cut into chunks for the
   OpenMP team, and the calling thread's fault hand-over.
-- ``_kernel_*.pxi``: each kernel family's planning helpers and Cython
-  loops (block, shuffle, lanes, transpose, stream, faults, vect_c_pixels);
+- ``_kernel_*.pxi``: each kernel family's Cython loops and its part of the
+  plan (block, shuffle, lanes, transpose, stream, faults, vect_c_pixels);
   their C, with SIMD variants and portable fallbacks side by side, is in
   ``_src/`` and declared in ``_kernels_c.pxd``.
 - ``_operator_axes.pxi``: SpaceToDepth, DepthToSpace and Tile as copies

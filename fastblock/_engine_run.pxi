@@ -2,6 +2,12 @@
 # each block streamed or faulted ahead as the plan says. The one switch on
 # the plan's kernel is run_kernel.
 
+from libc.string cimport memmove
+
+from ._kernels_c cimport (fb_lanes_rows, fb_stream_copy, fb_stream_fence, fb_stream_lines,
+                          fb_transpose_runs)
+
+
 cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp run,
                             char* dst, const char* src, intp size_a, intp size_b, intp dst_a,
                             const intp* offsets, bint staged) noexcept nogil:

@@ -15,9 +15,9 @@
 # its own size.
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.string cimport memcpy
 
-from ._kernels_c cimport fb_item16
+from ._kernels_c cimport fb_item16, fb_repeat_rows
 
 ctypedef fused item_t:
     uint8_t
@@ -180,9 +180,6 @@ cdef inline void copy_wide_item(char* dst, const char* src, intp width) noexcept
         k += 32
     if k < width:
         memcpy(dst + width - 32, src + width - 32, 32)
-
-
-from ._kernels_c cimport fb_repeat_rows
 
 
 cdef inline int repeat_masks(unsigned char* masks, intp width) noexcept nogil:

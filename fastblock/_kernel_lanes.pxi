@@ -45,7 +45,7 @@
 # The planner finds them and builds the byte shuffles (_plan_lanes.pxi);
 # run_kernel runs fb_lanes_rows.
 
-from ._kernels_c cimport FB_LANES_MAX, fb_lanes_rows
+from ._kernels_c cimport FB_LANES_MAX
 
 cdef enum:
     # Bytes in one pixel (lanes of bytes; of wider items, as many as fit).

@@ -27,7 +27,10 @@
 # out in whole lines; each run's lines two blocks on are asked for in L2
 # as it is finished, the plan walking the blocks in source order.
 
-from ._kernels_c cimport fb_prefetch_run, fb_transpose_rows, fb_transpose_runs
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
+
+from ._kernels_c cimport fb_prefetch_run, fb_transpose_rows
 
 
 cdef enum:

@@ -4,7 +4,10 @@
 Every operator is one problem: copy the items of a strided N-D source into a
 strided N-D destination, where both are described over the same iteration
 axes (``extents``) with their own byte steps. SpaceToDepth, DepthToSpace and
-Tile only differ in the axes and steps they hand to :func:`copy`.
+Tile only differ in the axes and steps they hand to ``copy_parts`` (the
+operators' axes: ``_operator_axes.pxi``; :func:`copy` for the strided
+copies of the other front doors), but for the NCHW_VECT_C copies that no
+axes describe (``_operator_vect_c.pxi``).
 
 How a copy is run:
 
@@ -44,15 +47,16 @@ How a copy is run:
    destination. Small copies run on the calling thread alone. The team has
    the call's thread count, or fewer while helper threads have lately
    started late (the thread policy, ``_src/team.h``).
-   A copy given in several parts (fixed offsets: space_to_batch's plans)
-   runs every part of a block before the next block.
-4. *Stream.* A copy of 8 MiB or more into memory that is already resident
+   A copy given in several parts (fixed offsets: space_to_batch's strided
+   copies) runs every part of a block before the next block.
+4. *Stream.* A copy of ``stream_min_bytes`` or more (the settings:
+   ``_engine_tuning.pxi``) into memory that is already resident
    writes each block into a per-thread buffer and streams the block's
    destination rows out with non-temporal stores (``_kernel_stream.pxi``), so the
    destination is not read before it is written: about a third less memory
    traffic. Transposes of 1- to 8-byte items stream the whole lines of
    their register tiles directly.
-5. *Fault ahead.* A copy of 4 MiB or more into memory that is not yet
+5. *Fault ahead.* A copy of ``fault_ahead_min_bytes`` or more into memory that is not yet
    resident (a new result) first touches the last byte of each huge page a
    block is about to write (``_kernel_faults.pxi``): the kernel then zeroes the
    page in the order the block writes it, and the block's stores find the
@@ -63,8 +67,8 @@ The GIL is released for the whole copy.
 
 Where each part lives (all included into this one extension module):
 
-- ``_engine_tuning.pxi``: the settings every layer reads (``tune``), and
-  what the CPU can run.
+- ``_engine_tuning.pxi``: the table of settings every layer reads
+  (``SETTINGS``, ``tune``), and what the CPU can run.
 - ``_engine_plan.pxi``: steps 1 and 2, a copy's axes into a ``Plan`` with
   its ``Kernel``, as named steps in the ``_plan_*.pxi`` files (axes,
   kernel, lanes, transpose, gather, shuffle, blocks); nothing there
@@ -88,8 +92,9 @@ Where each part lives (all included into this one extension module):
   arrays of one geometry with their plans stored, run many times by the
   front doors' cache (``_fastpath.pyx``, which cimports it through
   ``_engine.pxd``).
-- This file: the constants, and the entry points :func:`copy` and
-  :func:`describe`.
+- This file: the limits that size the plan's arrays (``MAX_AXES`` ...),
+  ``LIMITS`` (the sizes fixed by the build, for ``thresholds``), and the
+  entry points :func:`copy` and :func:`describe`.
 """
 
 cimport numpy as cnp

@@ -36,7 +36,7 @@ cdef struct Tuning:
     intp min_block_bytes
     intp small_block_bytes
     intp unfold_short_min_bytes
-    intp lanes_min_run
+    intp weave_min_run
     bint vect_c_pixels
     intp vect_c_rows_min_bytes
     bint prefetch
@@ -88,8 +88,9 @@ SETTINGS = (
     Setting("unfold_short_min_bytes", 256 * 1024, "bytes",
             "from this size, 3-byte folds (5- and 6-byte ones with 64-byte pieces) "
             "are tried unfolded"),
-    Setting("lanes_min_run", 32, "pixels",
-            "pixel runs this long keep the vectorised pixel loop even in a small block"),
+    Setting("weave_min_run", 32, "pixels",
+            "pixel runs this long keep the weave loop (2 to 4 rows woven item by item) "
+            "even in a small block"),
     Setting("vect_c_pixels", True, "on/off",
             "NCHW_VECT_C bs 3 by the one-pass kernel (AVX-512 VBMI)"),
     Setting("vect_c_rows_min_bytes", 16 * 1024 * 1024, "bytes",

@@ -40,8 +40,6 @@
 # (_plan_shuffle.pxi); here they run.
 
 from ._kernels_c cimport fb_shuffle_pieces, fb_shuffle_wide
-# Read by _engine_tuning.pxi (what the CPU can run), which does not cimport them.
-from ._kernels_c cimport fb_cpu_has_avx512_vbmi, fb_cpu_has_ssse3
 
 
 cdef enum:

@@ -87,7 +87,7 @@ cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuf
     shuffle_block = shuffles_pay(p.copy_bytes) and p.width <= 2 and (
         force_shuffles or weave.n_rows == 3 or (a >= 0 and moves_item_by_item(
             block_rows, p.tile_b, ds[a], ds[b], ss[a], ss[b], p.width)))
-    if (block_items * p.width < tuning.small_block_bytes and weave.n < tuning.lanes_min_run) or shuffle_block:
+    if (block_items * p.width < tuning.small_block_bytes and weave.n < tuning.weave_min_run) or shuffle_block:
         plan_gather(p, axes, 0 if shuffle_block else block_items, shuffle_block, k)
 
 

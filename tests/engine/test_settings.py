@@ -126,7 +126,7 @@ CASES = {
                             base={"block_bytes": 1024}),
     "small_block_bytes": Case(_SMALL_BLOCKS, {"small_block_bytes": 0},
                               _moves("kernel", "gather", "block")),
-    "lanes_min_run": Case(_SMALL_BLOCKS, {"lanes_min_run": 1}, _moves("kernel", "gather", "block")),
+    "weave_min_run": Case(_SMALL_BLOCKS, {"weave_min_run": 1}, _moves("kernel", "gather", "block")),
     "unfold_short_min_bytes": Case(_space_to_depth_3x3_channels_last(600),
                                    {"unfold_short_min_bytes": 1 << 40}, _moves("width", 1, 3),
                                    "ssse3"),

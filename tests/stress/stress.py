@@ -218,7 +218,7 @@ def draw_extent(rng, itemsize: int) -> int:
     if kind < 0.75:
         return max(1, THRESHOLDS["gather_max_items"] // int(rng.integers(1, 9)) + near)
     if kind < 0.85:
-        return max(1, int(rng.choice([THRESHOLDS["lanes_min_run"], THRESHOLDS["pair_min_pixels"],
+        return max(1, int(rng.choice([THRESHOLDS["weave_min_run"], THRESHOLDS["pair_min_pixels"],
                                       THRESHOLDS["lane_group"]])) + near)
     return int(rng.integers(13, 400))
 

@@ -21,7 +21,7 @@ How a copy is run:
    8-byte items (up to 256 bytes; at least 3 lanes of 4 bytes), packed on
    one side and in separate rows on the other (the
    block offsets of SpaceToDepth/DepthToSpace), are transposed a register
-   of pixels at a time in SSE registers (lane transposes, ``_kernel_lanes.pxi``),
+   of pixels at a time in SSE registers (lane transposes, ``_engine_types.pxd``),
    where the CPU has SSSE3. Otherwise the innermost destination axis is
    the kernel's inner axis. If the source's smallest step is on another
    axis, the copy is a transpose: the block's rows run along the source's
@@ -67,6 +67,11 @@ The GIL is released for the whole copy.
 
 Where each part lives (all included into this one extension module):
 
+- ``_engine_types.pxd``: the types the layers hand each other, which every
+  file cimports by name (so the order of the includes below carries no
+  meaning): the ``Plan`` and its ``Kernel``, the limits that size its
+  arrays (``MAX_AXES`` ...), and the kernels' programs (``ShuffleProgram``,
+  ``LaneTranspose``, ``BlockCopy``).
 - ``_engine_tuning.pxi``: the table of settings every layer reads
   (``SETTINGS``, ``tune``), and what the CPU can run.
 - ``_engine_plan.pxi``: steps 1 and 2, a copy's axes into a ``Plan`` with
@@ -79,7 +84,7 @@ Where each part lives (all included into this one extension module):
 - ``_engine_schedule.pxi``: step 3, the loop cut into chunks for the
   OpenMP team, and the calling thread's fault hand-over.
 - ``_kernel_*.pxi``: each kernel family's Cython loops and its part of the
-  plan (block, shuffle, lanes, transpose, stream, faults, vect_c_pixels);
+  plan (block, shuffle, transpose, stream, faults, vect_c_pixels);
   their C, with SIMD variants and portable fallbacks side by side, is in
   ``_src/`` and declared in ``_kernels_c.pxd``.
 - ``_operator_axes.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
@@ -92,8 +97,7 @@ Where each part lives (all included into this one extension module):
   arrays of one geometry with their plans stored, run many times by the
   front doors' cache (``_fastpath.pyx``, which cimports it through
   ``_engine.pxd``).
-- This file: the limits that size the plan's arrays (``MAX_AXES`` ...),
-  ``LIMITS`` (the sizes fixed by the build, for ``thresholds``), and the
+- This file: ``LIMITS`` (the sizes fixed by the build, for ``thresholds``), and the
   entry points :func:`copy` and :func:`describe`.
 """
 
@@ -102,11 +106,12 @@ import numpy as np
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport calloc, free, malloc
 
+from ._engine_types cimport (GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE,
+                             LANES_MAX, LANE_GROUP, MAX_INPUT_AXES, Plan, SHUFFLE_BYTES, ShuffleProgram,
+                             TRANSPOSE_MAX, WIDE_SHUFFLE_BYTES, intp)
 from ._memory cimport byte_range
 
 cnp.import_array()
-
-ctypedef cnp.npy_intp intp
 
 from ._kernels_c cimport (FB_HAVE_OPENMP, FbTeamState, fb_openmp_max_threads, fb_team_reset,
                           fb_team_started_here, fb_team_state)
@@ -152,18 +157,6 @@ def started_team_on_this_thread():
     forked from this thread would wait for forever."""
     return bool(fb_team_started_here())
 
-cdef enum:
-    # After dropping extent-1 axes every axis has extent >= 2, and the item
-    # count fits in an intp, so no copy has more than 63 axes.
-    MAX_AXES = 64
-    # Two tile counters are added to the loop axes.
-    MAX_LOOP = MAX_AXES + 2
-    # Items in one gathered destination run (its offsets stay in L1).
-    GATHER_MAX = 512
-    # Axes a copy may be described with, extent-1 axes included (a Tile of
-    # a 64-D array has 128).
-    MAX_INPUT_AXES = 2 * MAX_AXES + 4
-
 # Bytes of a cache line (the unit the source is read in).
 cdef intp CACHE_LINE = 64
 
@@ -189,7 +182,6 @@ include "_engine_tuning.pxi"
 include "_kernel_block.pxi"
 include "_kernel_shuffle.pxi"
 include "_kernel_transpose.pxi"
-include "_kernel_lanes.pxi"
 include "_kernel_stream.pxi"
 include "_kernel_faults.pxi"
 include "_kernel_vect_c_pixels.pxi"

@@ -4,6 +4,8 @@
 
 from libc.string cimport memmove
 
+from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, MAX_LOOP,
+                             Plan, ShuffleProgram, TRANSPOSE_MAX, intp)
 from ._kernels_c cimport (fb_lanes_rows, fb_stream_copy, fb_stream_fence, fb_stream_lines,
                           fb_transpose_runs)
 

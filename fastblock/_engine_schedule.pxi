@@ -5,6 +5,7 @@
 # (run_units). How many threads a team has is the thread policy's
 # (_src/team.h): up to the call's count.
 
+from ._engine_types cimport Plan, intp
 from ._kernels_c cimport (FbTeamRun, fb_load, fb_publish, fb_spin_pause, fb_take,
                           fb_team_caller_arrives, fb_team_caller_done, fb_team_finish,
                           fb_team_helper_arrives, fb_team_helper_took_first, fb_team_size,

@@ -12,6 +12,7 @@
 
 from collections import namedtuple
 
+from ._engine_types cimport intp
 from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT, FB_VECT_C_PIXELS_BUILT,
                           FbTeamSettings, fb_cpu_has_avx, fb_cpu_has_avx512_vbmi,
                           fb_cpu_has_ssse3, fb_stream_avx, fb_team_settings)

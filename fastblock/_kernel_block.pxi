@@ -17,6 +17,7 @@
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
+from ._engine_types cimport BLOCK_REPEATS, BLOCK_ROWS, BLOCK_WEAVE, BlockLoop, intp
 from ._kernels_c cimport fb_item16, fb_repeat_rows
 
 ctypedef fused item_t:
@@ -239,22 +240,6 @@ cdef inline void repeat_block(char* dst, const char* src, intp n_outer, intp n_i
         repeat_items(<uint64_t*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
     else:
         repeat_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
-
-
-cdef enum BlockLoop:
-    # The loop copy_block runs a block by; the block's arguments come in
-    # the loop's order.
-    BLOCK_ROWS          # inner axis contiguous on both sides: a memcpy a row
-    BLOCK_REPEATS       # inner axis repeats one source item side by side
-    BLOCK_WEAVE         # a weave where the block's size makes one (copy_weave), else items
-    BLOCK_ITEMS         # item by item (copy_strided_block)
-
-
-cdef struct BlockCopy:
-    # How a plan's blocks run (chosen from the steps: choose_block_copy):
-    # by loop, the kernel's a axis inside where a_inside.
-    BlockLoop loop
-    bint a_inside
 
 
 cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,

@@ -39,46 +39,8 @@
 # The programs (pieces, windows, masks, periods) are built by the planner
 # (_plan_shuffle.pxi); here they run.
 
+from ._engine_types cimport ShuffleProgram, WIDE_SHUFFLE_BYTES, intp
 from ._kernels_c cimport fb_shuffle_pieces, fb_shuffle_wide
-
-
-cdef enum:
-    SHUFFLE_BYTES = 16
-    # Source loads per 16-byte piece, at most one per item.
-    SHUFFLE_WINDOWS = 16
-    # Pieces in the longest gathered run of 1- or 2-byte items (the last
-    # one may overlap the one before it).
-    SHUFFLE_PIECES = GATHER_MAX * 2 // SHUFFLE_BYTES + 1
-    # The 64-byte pieces' sizes: the same tables hold at most this many
-    # windows per piece (more, and the run takes 16-byte pieces).
-    WIDE_SHUFFLE_BYTES = 64
-    WIDE_SHUFFLE_WINDOWS = SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES // (
-        (GATHER_MAX * 2 // WIDE_SHUFFLE_BYTES + 1) * WIDE_SHUFFLE_BYTES)
-
-
-cdef struct ShuffleProgram:
-    intp n_pieces               # pieces covering the run (0: none)
-    intp piece_bytes            # 16 (SSSE3) or 64 (AVX-512 VBMI)
-    # Bytes from one piece's start to the next (but the last's): the piece
-    # size, or whole pixels of fewer bytes (pixel_pieces).
-    intp piece_advance
-    int max_windows             # window slots per piece in the tables
-    intp last_start             # the last piece's first byte in the run
-    int uniform                 # windows in every piece (0: they differ)
-    # The first n_segments * segment_pieces pieces, for the periodic
-    # kernel (find_period); period 0: none.
-    int period
-    intp period_step
-    intp segment_pieces
-    intp n_segments
-    intp segment_step
-    intp last_segment_pieces
-    # A long run (plan_long_run): the pieces above come after this many
-    # periods of the first ones, which the periodic kernel runs first.
-    intp lead_rounds
-    unsigned char n_windows[SHUFFLE_PIECES]
-    intp window_offset[SHUFFLE_PIECES * SHUFFLE_WINDOWS]
-    unsigned char window_mask[SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES]
 
 
 cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char* src,

@@ -38,6 +38,7 @@
 # 6.3-7.6 staged through 16 KiB); a kernel that streams its own stores
 # would avoid both.
 
+from ._engine_types cimport intp
 from ._kernels_c cimport (FB_STREAM_BUILT, fb_cpu_has_avx, fb_pages_resident, fb_stream_avx,
                           fb_stream_copy, fb_stream_fence, fb_stream_lines)
 

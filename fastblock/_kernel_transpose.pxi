@@ -30,6 +30,7 @@
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 
+from ._engine_types cimport TRANSPOSE_MAX, intp
 from ._kernels_c cimport fb_prefetch_run, fb_transpose_rows
 
 
@@ -38,8 +39,6 @@ cdef enum:
     # destination lines, it stays in L1.
     TRANSPOSE_WORDS = 2048
     TRANSPOSE_BYTES = TRANSPOSE_WORDS * 8
-    # Rows, and items a row, of a block at most (the plan's offset tables).
-    TRANSPOSE_MAX = 512
 
 
 cdef inline void transpose_block(char* dst, const char* src, intp n_rows, intp n_items,

@@ -29,15 +29,9 @@
 # stores and loads are masked, so nothing outside the rows is read or
 # written.
 
-from ._kernels_c cimport (FB_VECT_C_BS, FB_VECT_C_M, FB_VECT_C_PIXELS_BUILT, fb_cpu_has_avx512_vbmi,
-                          fb_vect_c_pixels, fb_vect_c_row_planes)
-
-cdef enum:
-    VECT_C_PIXELS_BS = FB_VECT_C_BS
-    VECT_C_PIXELS_M = FB_VECT_C_M
-    # Permutes a step: (plane, space row) for space_to_depth, 27 of which
-    # 18 run; (space row, half, pair of planes) for depth_to_space, 18.
-    VECT_C_PIXELS_ENTRIES = VECT_C_PIXELS_BS * VECT_C_PIXELS_M
+from ._engine_types cimport VECT_C_PIXELS_BS, VECT_C_PIXELS_ENTRIES, VECT_C_PIXELS_M, intp
+from ._kernels_c cimport (FB_VECT_C_PIXELS_BUILT, fb_cpu_has_avx512_vbmi, fb_vect_c_pixels,
+                          fb_vect_c_row_planes)
 
 cdef void vect_c_pixel_tables(unsigned char* idx, unsigned long long* masks, intp itemsize,
                               bint to_depth) noexcept:

@@ -29,6 +29,8 @@ cdef enum:
 
 from . import _layouts
 
+from ._engine_types cimport MAX_INPUT_AXES, intp
+
 if ((_layouts.CHANNELS_FIRST, _layouts.CHANNELS_LAST, _layouts.NCHW_VECT_C, _layouts.VECT_C_GROUP)
         != (LAYOUT_CHANNELS_FIRST, LAYOUT_CHANNELS_LAST, LAYOUT_NCHW_VECT_C, VECT_C_GROUP)):
     raise ImportError("fastblock._engine was built with other layout codes than "

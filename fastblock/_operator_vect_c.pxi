@@ -15,6 +15,8 @@
 
 from libc.stdlib cimport free, malloc
 
+from ._engine_types cimport (MAX_INPUT_AXES, Plan, VECT_C_PIXELS_BS, VECT_C_PIXELS_ENTRIES, VECT_C_PIXELS_M,
+                             intp)
 from ._kernels_c cimport fb_pages_resident, fb_vect_c_pixels
 from ._memory cimport byte_range
 from ._schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner

@@ -3,6 +3,8 @@
 # the item (fold_item; short_fold_bytes and revisits_source_lines serve
 # plan_unfolded, which weighs the fold).
 
+from ._engine_types cimport Axes, GATHER_MAX, MAX_AXES, Plan, intp
+
 
 cdef int collect_axes(Plan* p, Axes* axes, int ndim, const intp* extents, const intp* src_strides,
                       const intp* dst_strides, intp itemsize, const intp* source_table,

@@ -3,6 +3,8 @@
 # axes into the plan (set_kernel_axes), and the loop over the other axes
 # and the tiles (build_loop), ordered to follow the source where that pays.
 
+from ._engine_types cimport (Axes, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_TRANSPOSE, KernelAxes, LANE_GROUP,
+                             Plan, intp)
 from ._kernels_c cimport fb_pages_resident
 
 

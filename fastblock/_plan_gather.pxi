@@ -3,6 +3,8 @@
 # from the axes, their source offsets, and their shuffle programs
 # (_plan_shuffle.pxi), long runs included.
 
+from ._engine_types cimport Axes, GATHER_MAX, KERNEL_GATHER, KernelAxes, MAX_AXES, Plan, ShuffleProgram, intp
+
 
 cdef enum:
     # Runs of a ragged split up to this long are the kernel's rows, several

@@ -24,6 +24,8 @@
 
 from libc.string cimport memcmp, memcpy, memset
 
+from ._engine_types cimport (SHUFFLE_BYTES, SHUFFLE_PIECES, SHUFFLE_WINDOWS, ShuffleProgram,
+                             WIDE_SHUFFLE_BYTES, WIDE_SHUFFLE_WINDOWS, intp)
 from ._kernels_c cimport fb_periodic_has
 
 

@@ -2,6 +2,9 @@
 # whether a copy whose source is contiguous along another axis than the
 # destination's pays as one (plan_transpose), its rows and items.
 
+from ._engine_types cimport (Axes, KERNEL_TRANSPOSE, KernelAxes, LANE_GROUP, MAX_AXES, Plan, TRANSPOSE_MAX,
+                             intp)
+
 
 cdef intp transpose_tile_edge(intp width) noexcept nogil:
     """Largest power of two ``e`` <= 128 with ``e * e * width <= TRANSPOSE_BYTES``."""

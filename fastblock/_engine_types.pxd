@@ -196,7 +196,7 @@ cdef struct Plan:
     intp gather[GATHER_MAX]
     # A table axis (source_table not NULL): the innermost axis, contiguous
     # in the destination, reads its items at these source offsets, which no
-    # step describes (NCHW_VECT_C depth_first, _operator_plans.pxi). It is always
+    # step describes (NCHW_VECT_C depth_first, _operator_vect_c.pxi). It is always
     # part of the gathered run.
     const intp* source_table
     # KERNEL_TRANSPOSE (_kernel_transpose.pxi): the a and b

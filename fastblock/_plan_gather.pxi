@@ -147,11 +147,12 @@ cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, in
     in the whole table's (tail_shuffle serves to hold it). True (``part``
     and ``tail`` lengthened, both programs built) where they are; else the
     part's program stands and the tail's is still to build."""
-    cdef intp ext_k = axes.extent[split_axis], src_k = axes.src_step[split_axis]
-    cdef intp pixel_reach, n_pieces, long_part, long_tail
+    cdef intp ext_k, src_k, pixel_reach, n_pieces, long_part, long_tail
     cdef const ShuffleProgram* pattern = &p.shuffle
     if part[0] <= 1:
-        return False
+        return False        # (and split_axis may be -1: no axis is split)
+    ext_k = axes.extent[split_axis]
+    src_k = axes.src_step[split_axis]
     pixel_reach = imax(run * p.width, iabs(src_k))
     if not (tuning.long_shuffle_runs and part[0] < ext_k and p.shuffle.n_pieces
             and part[0] * pixel_reach < LONG_RUN_REACH

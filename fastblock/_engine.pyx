@@ -348,7 +348,9 @@ cdef dict kernel_summary(const Plan* plan):
         "kernel": KERNEL_NAMES[plan.kernel],
         "lanes": plan.lanes.n_lanes,
         "width": plan.width,
-        "rows": plan.tile_a * plan.a_in if transposes else plan.tile_a,
+        "rows": (plan.tile_a * plan.a_in if transposes
+                 else plan.tile_a * plan.lanes.rows_in if plan.kernel == KERNEL_LANES else plan.tile_a),
+        "row_group": plan.lanes.rows_in if plan.kernel == KERNEL_LANES else 1,
         "row_items": (plan.gather_len if gathers
                       else plan.tile_b * plan.b_in if transposes else plan.tile_b),
         "last_row_items": (plan.gather_tail_len if plan.ragged_loop >= 0 or plan.ragged_rows

@@ -4,9 +4,9 @@
 
 from libc.string cimport memmove
 
-from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, MAX_LOOP,
-                             Plan, ShuffleProgram, TRANSPOSE_MAX, intp)
-from ._kernels_c cimport (fb_lanes_rows, fb_stream_copy, fb_stream_fence, fb_stream_lines,
+from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX,
+                             MAX_LOOP, Plan, ShuffleProgram, intp)
+from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_stream_copy, fb_stream_fence, fb_stream_lines,
                           fb_transpose_runs)
 
 
@@ -26,8 +26,7 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
         else:
             gather_rows(dst, src, size_a, dst_a, p.src_a, p.gather, run, p.width)
     elif p.kernel == KERNEL_LANES:
-        fb_lanes_rows(dst, src, size_a, dst_a, p.src_a, size_b, p.lanes.n_lanes,
-                      offsets, p.lanes.masks, p.lanes.interleave, <int>p.width)
+        run_lanes(p, dst, src, size_a, size_b, dst_a, p.lanes.dst_in, offsets)
     elif not staged:
         run_block_copy(p, &p.block_copy, dst, src, size_a, size_b, dst_a)
     else:
@@ -35,6 +34,21 @@ cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp r
         # one item wide, which its size alone tells.
         run_block_copy(p, &p.staged_column_copy if size_b == 1 else &p.staged_copy, dst, src,
                        size_a, size_b, dst_a)
+
+
+cdef inline void run_lanes(const Plan* p, char* dst, const char* src, intp size_a, intp size_b,
+                           intp dst_a, intp dst_in, const intp* offsets) noexcept nogil:
+    """A lane transpose's block: ``size_a`` groups of rows ``dst_a`` bytes
+    apart, their rows ``dst_in`` apart, each of ``size_b`` pixels."""
+    cdef FbLaneRows rows
+    rows.n_groups = size_a
+    rows.dst_group = dst_a
+    rows.src_group = p.src_a
+    rows.n_in = p.lanes.rows_in
+    rows.dst_in = dst_in
+    rows.src_in = p.lanes.src_in
+    fb_lanes_rows(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.masks,
+                  p.lanes.interleave, <int>p.width)
 
 
 cdef inline void run_block_copy(const Plan* p, const BlockCopy* how, char* dst, const char* src,
@@ -48,10 +62,13 @@ cdef inline void run_block_copy(const Plan* p, const BlockCopy* how, char* dst, 
 
 
 cdef struct BlockRows:
-    # Where one kernel block writes: n_rows destination rows, each spanning
-    # row_bytes bytes (its items contiguous where packed), row i at
-    # (i // per_table) * step + table[i % per_table] (table NULL: i * step).
-    intp n_rows, row_bytes, step, per_table
+    # Where one kernel block writes: n_rows destination rows ``step`` apart,
+    # each spanning row_bytes bytes (its items contiguous where packed); a
+    # table (not NULL) repeats them at each of its per_table offsets (a
+    # transpose's rows, a split's lanes), and a split's groups at each of
+    # n_in offsets in_step apart. Row (i, m, t) at i * step + m * in_step +
+    # table[t].
+    intp n_rows, row_bytes, step, n_in, in_step, per_table
     const intp* table
     bint packed
 
@@ -62,23 +79,25 @@ cdef void block_rows(const Plan* p, intp run, intp size_a, intp size_b,
     (a gathered block: ``run`` items a row), for streaming and faulting."""
     rows.n_rows = size_a
     rows.step = p.dst_a
+    rows.n_in = 1
+    rows.in_step = 0
     rows.table = NULL
     rows.per_table = 1
     rows.packed = True
     if p.kernel == KERNEL_TRANSPOSE:
-        rows.n_rows = size_a * p.a_in
+        rows.n_rows = 1
         rows.row_bytes = size_b * p.b_in * p.width
-        rows.step = 0
         rows.table = &p.transpose_rows[0]
-        rows.per_table = rows.n_rows
+        rows.per_table = size_a * p.a_in
     elif p.kernel == KERNEL_GATHER:
         rows.row_bytes = run * p.width
     elif p.kernel == KERNEL_LANES and p.lanes.interleave:
         rows.row_bytes = size_b * p.width * p.lanes.n_lanes
     elif p.kernel == KERNEL_LANES:
         # A split: each lane's rows, placed by the lane offsets.
-        rows.n_rows = size_a * p.lanes.n_lanes
         rows.row_bytes = size_b * p.width
+        rows.n_in = p.lanes.rows_in
+        rows.in_step = p.lanes.dst_in
         rows.table = &p.lanes.offset[0]
         rows.per_table = p.lanes.n_lanes
     else:
@@ -94,51 +113,30 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     not whole rows that fit the stage, or its rows are short and apart.
     ``stream_end``: where the last streamed row ended (updated)."""
     cdef BlockRows rows
-    cdef intp row_bytes, n_rows, i, chunk, table_rows
-    cdef const intp* table
-    cdef intp staged_offset[TRANSPOSE_MAX]
+    cdef intp row_bytes, i, chunk
     cdef bint streams
     if p.kernel == KERNEL_TRANSPOSE:
         return stream_transpose(p, dst, src, size_a, size_b, stage)
+    if p.kernel == KERNEL_LANES and not p.lanes.interleave:
+        return stream_lane_split(p, dst, src, size_a, size_b, stage)
     block_rows(p, run, size_a, size_b, &rows)
     if not rows.packed:
         return False
     row_bytes = rows.row_bytes
-    n_rows = rows.n_rows
-    table = rows.table
-    table_rows = rows.per_table
-    if table == NULL and size_a > 1 and p.dst_a < row_bytes:
+    if size_a > 1 and p.dst_a < row_bytes:
         return False
-    if n_rows * row_bytes > STAGE_BYTES:
+    if size_a * row_bytes > STAGE_BYTES:
         return False
-    if table != NULL:
-        # Rows apart: each must be long or whole lines.
-        if row_bytes < STREAM_MIN_ROW:
-            if not whole_lines(dst, p.dst_a, row_bytes):
-                return False
-            for i in range(table_rows):
-                if table[i] % CACHE_LINE != 0:
-                    return False
-    else:
-        # Where this block's rows end, streamed or not: the next block may
-        # continue them.
-        streams = rows_stream(dst, p.dst_a, size_a, row_bytes, stream_end[0])
-        stream_end[0] = dst + (size_a - 1) * p.dst_a + row_bytes
-        if not streams:
-            return False
+    # Where this block's rows end, streamed or not: the next block may
+    # continue them.
+    streams = rows_stream(dst, p.dst_a, size_a, row_bytes, stream_end[0])
+    stream_end[0] = dst + (size_a - 1) * p.dst_a + row_bytes
+    if not streams:
+        return False
     if p.kernel == KERNEL_BLOCK and p.src_b == p.width:
         # Contiguous on both sides: stream straight from the source.
         for i in range(size_a):
             fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
-        return True
-    if table != NULL:
-        for i in range(table_rows):
-            staged_offset[i] = i * row_bytes
-        run_kernel(p, program, run, stage, src, size_a, size_b, table_rows * row_bytes, staged_offset,
-                   True)
-        for i in range(n_rows):
-            fb_stream_copy(dst + (i // table_rows) * p.dst_a + table[i % table_rows],
-                           stage + i * row_bytes, row_bytes)
         return True
     # Gathered runs go a row at a time if their rows are longer than a
     # chunk; block kernels keep such blocks whole (they lost 0.09, rows of
@@ -150,6 +148,43 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
         stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
     else:
         stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, chunk, stage)
+    return True
+
+
+cdef bint stream_lane_split(const Plan* p, char* dst, const char* src, intp size_a, intp size_b,
+                            char* stage) noexcept nogil:
+    """``run_streamed`` for a lane split: each lane's rows of a block go
+    into the stage one after another, and stream out as one run where the
+    destination rows follow each other too (``dst_a`` one row: SpaceToDepth
+    channels-first, whose next block continues the run), else row by row.
+    False (nothing done) when the block does not fit the stage, or its runs
+    are short and not whole lines."""
+    cdef intp row_bytes = size_b * p.width, n_in = p.lanes.rows_in, n_lanes = p.lanes.n_lanes
+    cdef bint runs = p.dst_a == row_bytes
+    cdef intp lane_bytes = size_a * row_bytes, i, m, l
+    cdef char* at
+    cdef const char* staged
+    cdef intp staged_offset[LANES_MAX]
+    if n_in * n_lanes * lane_bytes > STAGE_BYTES:
+        return False
+    if not runs and row_bytes < STREAM_MIN_ROW:
+        if not whole_lines(dst, p.dst_a, row_bytes) or p.lanes.dst_in % CACHE_LINE != 0:
+            return False
+        for l in range(n_lanes):
+            if p.lanes.offset[l] % CACHE_LINE != 0:
+                return False
+    for l in range(n_lanes):
+        staged_offset[l] = l * lane_bytes
+    run_lanes(p, stage, src, size_a, size_b, row_bytes, n_lanes * lane_bytes, staged_offset)
+    for m in range(n_in):
+        for l in range(n_lanes):
+            at = dst + m * p.lanes.dst_in + p.lanes.offset[l]
+            staged = stage + (m * n_lanes + l) * lane_bytes
+            if runs:
+                fb_stream_copy(at, staged, lane_bytes)
+            else:
+                for i in range(size_a):
+                    fb_stream_copy(at + i * p.dst_a, staged + i * row_bytes, row_bytes)
     return True
 
 
@@ -223,14 +258,12 @@ cdef void fault_block(const Plan* p, RecentPages* recent, intp run, const char* 
     """Fault ahead the huge pages one kernel block (one part of it) writes:
     its destination rows (block_rows)."""
     cdef BlockRows rows
-    cdef intp i
+    cdef intp m, t
     block_rows(p, run, size_a, size_b, &rows)
-    if rows.table == NULL:
-        fault_rows(recent, dst, rows.n_rows, rows.step, rows.row_bytes, p.dst_end)
-        return
-    for i in range(rows.per_table):
-        fault_rows(recent, dst + rows.table[i], rows.n_rows // rows.per_table, rows.step,
-                   rows.row_bytes, p.dst_end)
+    for m in range(rows.n_in):
+        for t in range(rows.per_table):
+            fault_rows(recent, dst + m * rows.in_step + (0 if rows.table == NULL else rows.table[t]),
+                       rows.n_rows, rows.step, rows.row_bytes, p.dst_end)
 
 
 cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp run, char* block_dst,

@@ -56,9 +56,12 @@ cdef extern from "_src/transpose.h" nogil:
 
 cdef extern from "_src/lanes.h" nogil:
     enum: FB_LANES_MAX
-    void fb_lanes_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
-                       fb_intp src_row, fb_intp n, int L, const fb_intp* lane,
-                       const unsigned char* masks, int interleave, int width) noexcept
+    ctypedef struct FbLaneRows:
+        fb_intp n_groups, dst_group, src_group
+        fb_intp n_in, dst_in, src_in
+    void fb_lanes_rows(char* dst, const char* src, const FbLaneRows* rows, fb_intp n, int L,
+                       const fb_intp* lane, const unsigned char* masks, int interleave,
+                       int width) noexcept
 
 
 cdef extern from "_src/stream.h" nogil:

@@ -3,8 +3,8 @@
 # axes into the plan (set_kernel_axes), and the loop over the other axes
 # and the tiles (build_loop), ordered to follow the source where that pays.
 
-from ._engine_types cimport (Axes, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_TRANSPOSE, KernelAxes, LANE_GROUP,
-                             Plan, intp)
+from ._engine_types cimport (Axes, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, KernelAxes,
+                             LANE_GROUP, Plan, intp)
 from ._kernels_c cimport fb_pages_resident
 
 
@@ -37,10 +37,10 @@ cdef void plan_memory(Plan* p, intp total, intp reach, intp itemsize, intp n_par
 
 cdef void lane_tiles(Plan* p, intp n_pixels) noexcept nogil:
     """A lane transpose's tiles: whole groups of LANE_GROUP pixels, as many
-    rows as fill the block bytes."""
-    p.tile_b = imin(n_pixels, imax(LANE_GROUP, p.block_bytes // (p.lanes.n_lanes * p.width * LANE_GROUP)
-                                   * LANE_GROUP))
-    p.tile_a = imax(1, p.block_bytes // (p.tile_b * p.lanes.n_lanes * p.width))
+    rows (of rows_in rows each) as fill the block bytes."""
+    cdef intp pixel_bytes = p.lanes.n_lanes * p.width
+    p.tile_b = imin(n_pixels, imax(LANE_GROUP, p.block_bytes // (pixel_bytes * LANE_GROUP) * LANE_GROUP))
+    p.tile_a = imax(1, p.block_bytes // (p.tile_b * pixel_bytes * p.lanes.rows_in))
 
 
 cdef void block_tiles(Plan* p, intp n_b) noexcept nogil:
@@ -121,7 +121,7 @@ cdef void build_loop(Plan* p, const Axes* axes, const KernelAxes* k, const char*
 
 cdef void loop_outer_axes(Plan* p, const Axes* axes, const KernelAxes* k) noexcept nogil:
     """The loop axes outside the kernel's, outermost first: those before
-    ``k.first`` but a (and a transpose's grouped axes), the ragged split's
+    ``k.first`` but a (and the axes a transpose or a lane split groups), the ragged split's
     outer axis marked."""
     cdef int i
     p.n_loop = 0
@@ -132,7 +132,7 @@ cdef void loop_outer_axes(Plan* p, const Axes* axes, const KernelAxes* k) noexce
     # Runs longer than RAGGED_ROWS_MAX_BYTES keep a block a piece.
     p.ragged_rows = p.kernel == KERNEL_GATHER and k.ragged >= 0 and k.a == k.ragged
     for i in range(k.first):
-        if i != k.a and not (p.kernel == KERNEL_TRANSPOSE and k.grouped[i]):
+        if i != k.a and not ((p.kernel == KERNEL_TRANSPOSE or p.kernel == KERNEL_LANES) and k.grouped[i]):
             if i == k.ragged:
                 p.ragged_loop = p.n_loop
             p.extent[p.n_loop] = axes.extent[i]

@@ -33,14 +33,44 @@ cdef void choose_lane_axes(Plan* p, const Axes* axes, KernelAxes* k) noexcept no
     cdef int i
     k.b = axes.n - 1
     k.a = k.b - 1
+    for i in range(axes.n):
+        k.grouped[i] = False
+    p.lanes.rows_in = 1
+    p.lanes.src_in = 0
+    p.lanes.dst_in = 0
     # Split rows read the source rows in turn (the one source stream);
     # interleaved rows write the destination rows in turn.
     if not p.lanes.interleave:
         for i in range(k.b):
             if iabs(axes.src_step[i]) < iabs(axes.src_step[k.a]):
                 k.a = i
+        group_lane_rows(p, axes, k)
     k.first = k.b
     lane_tiles(p, axes.extent[k.b])
+
+
+cdef void group_lane_rows(Plan* p, const Axes* axes, KernelAxes* k) noexcept nogil:
+    """Take a split's row axis ``k.a`` whole as groups of rows (LaneTranspose)
+    when another axis continues its source rows, which then becomes the
+    kernel's a axis: a block is then many groups, read in source order,
+    and each lane's rows of a group follow those of the one before where
+    the destination continues them too. SpaceToDepth channels-first: the
+    bs rows of a row of blocks, each block of 128 float32 pixels a lane
+    (64 MiB, 1 MiB in cache: the blocks of bs rows cost more than their
+    copy). Only where a whole group fits a block."""
+    cdef const intp* ext = &axes.extent[0]
+    cdef const intp* ss = &axes.src_step[0]
+    cdef int a = k.a, i
+    if ext[a] * ext[k.b] * p.lanes.n_lanes * p.width > p.block_bytes:
+        return
+    for i in range(k.b):
+        if i != a and ext[i] > 1 and ss[i] == ext[a] * ss[a]:
+            p.lanes.rows_in = ext[a]
+            p.lanes.src_in = ss[a]
+            p.lanes.dst_in = axes.dst_step[a]
+            k.grouped[a] = True
+            k.a = i
+            return
 
 
 cdef void choose_block_axes(Plan* p, const Axes* axes, KernelAxes* k) noexcept nogil:

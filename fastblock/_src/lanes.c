@@ -325,10 +325,17 @@ void fb_wide_lanes_row_long(char *dst, const char *src, fb_intp n, int L,
     fb_lanes_tail(dst, src, i, n, L, lane, interleave, W);
 }
 
+/* Every row of `rows`, in source order: row m of group k at
+   FB_ROW_DST / FB_ROW_SRC. */
+#define FB_EACH_ROW                                                          \
+    for (k = 0; k < rows->n_groups; k++)                                     \
+        for (m = 0; m < rows->n_in; m++)
+#define FB_ROW_DST (dst + k * rows->dst_group + m * rows->dst_in)
+#define FB_ROW_SRC (src + k * rows->src_group + m * rows->src_in)
+
 #define FB_LANE_ROWS(INTERLEAVE, P, W)                                       \
-    for (k = 0; k < n_rows; k++)                                             \
-        fb_lanes_row(dst + k * dst_row, src + k * src_row, n, L, lane, masks, \
-                     INTERLEAVE, P, W)
+    FB_EACH_ROW                                                              \
+        fb_lanes_row(FB_ROW_DST, FB_ROW_SRC, n, L, lane, masks, INTERLEAVE, P, W)
 #define FB_LANE_SIZES(INTERLEAVE)                                            \
     if (width == 1) {                                                        \
         if (P == 2) FB_LANE_ROWS(INTERLEAVE, 2, 1);                          \
@@ -343,13 +350,13 @@ void fb_wide_lanes_row_long(char *dst, const char *src, fb_intp n, int L,
 
 #define FB_WIDE_ROW_Q(INTERLEAVE, W, Q)                                      \
     if (L == Q * (16 / W)) {                                                 \
-        for (k = 0; k < n_rows; k++)                                         \
-            fb_wide_lanes_row_q(dst + k * dst_row, src + k * src_row, n, L,  \
-                                lane, INTERLEAVE, W, Q, 0);                  \
+        FB_EACH_ROW                                                          \
+            fb_wide_lanes_row_q(FB_ROW_DST, FB_ROW_SRC, n, L, lane,          \
+                                INTERLEAVE, W, Q, 0);                        \
     } else {                                                                 \
-        for (k = 0; k < n_rows; k++)                                         \
-            fb_wide_lanes_row_q(dst + k * dst_row, src + k * src_row, n, L,  \
-                                lane, INTERLEAVE, W, Q, 1);                  \
+        FB_EACH_ROW                                                          \
+            fb_wide_lanes_row_q(FB_ROW_DST, FB_ROW_SRC, n, L, lane,          \
+                                INTERLEAVE, W, Q, 1);                        \
     }
 #define FB_WIDE_ROWS(INTERLEAVE, W)                                          \
     switch ((L + 16 / W - 1) / (16 / W)) {                                   \
@@ -359,13 +366,13 @@ void fb_wide_lanes_row_long(char *dst, const char *src, fb_intp n, int L,
     case 4: FB_WIDE_ROW_Q(INTERLEAVE, W, 4); break;                          \
     default:                                                                 \
         if (L % (16 / W) == 0) {                                             \
-            for (k = 0; k < n_rows; k++)                                     \
-                fb_wide_lanes_row_long(dst + k * dst_row, src + k * src_row, \
-                                       n, L, lane, INTERLEAVE, W, 0);        \
+            FB_EACH_ROW                                                      \
+                fb_wide_lanes_row_long(FB_ROW_DST, FB_ROW_SRC, n, L, lane,   \
+                                       INTERLEAVE, W, 0);                    \
         } else {                                                             \
-            for (k = 0; k < n_rows; k++)                                     \
-                fb_wide_lanes_row_long(dst + k * dst_row, src + k * src_row, \
-                                       n, L, lane, INTERLEAVE, W, 1);        \
+            FB_EACH_ROW                                                      \
+                fb_wide_lanes_row_long(FB_ROW_DST, FB_ROW_SRC, n, L, lane,   \
+                                       INTERLEAVE, W, 1);                    \
         }                                                                    \
     }
 
@@ -386,24 +393,24 @@ static int fb_lanes_crowd_a_set(const fb_intp *lane, int L) {
    compiler spill a register in the 4-lane interleave's loop (1.8 times
    as long in cache). */
 __attribute__((target("ssse3"), noinline))
-static void fb_wide_crowded_rows(char *dst, const char *src, fb_intp n_rows,
-                                 fb_intp dst_row, fb_intp src_row, fb_intp n, int L,
-                                 const fb_intp *lane_in, int interleave, int width) {
+static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *rows,
+                                 fb_intp n, int L, const fb_intp *lane_in, int interleave,
+                                 int width) {
     const int G = 16 / width, Q = (L + G - 1) / G;
     fb_intp lane[FB_LANES_MAX];
-    fb_intp k;
+    fb_intp k, m;
     int l;
     for (l = 0; l < Q * G; l++)
         lane[l] = lane_in[l < L ? l : L - 1];
     #define FB_LINES_ROWS(INTERLEAVE, W)                                      \
         if (L % (16 / W) == 0) {                                              \
-            for (k = 0; k < n_rows; k++)                                      \
-                fb_wide_lines(dst + k * dst_row, src + k * src_row, n, L,     \
-                              lane, INTERLEAVE, W, 0);                        \
+            FB_EACH_ROW                                                       \
+                fb_wide_lines(FB_ROW_DST, FB_ROW_SRC, n, L, lane, INTERLEAVE, \
+                              W, 0);                                          \
         } else {                                                              \
-            for (k = 0; k < n_rows; k++)                                      \
-                fb_wide_lines(dst + k * dst_row, src + k * src_row, n, L,     \
-                              lane, INTERLEAVE, W, 1);                        \
+            FB_EACH_ROW                                                       \
+                fb_wide_lines(FB_ROW_DST, FB_ROW_SRC, n, L, lane, INTERLEAVE, \
+                              W, 1);                                          \
         }
     #define FB_LINES_SIZES(INTERLEAVE)                                        \
         switch (width) {                                                      \
@@ -425,10 +432,9 @@ static void fb_wide_crowded_rows(char *dst, const char *src, fb_intp n_rows,
    fb_lanes_rows, their large frame slowed the byte kernel's short rows
    (24-pixel rows of 4 byte lanes by 12%). */
 __attribute__((target("ssse3"), noinline))
-static void fb_wide_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
-                         fb_intp src_row, fb_intp n, int L, const fb_intp *lane,
-                         int interleave, int width) {
-    fb_intp k;
+static void fb_wide_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                         int L, const fb_intp *lane, int interleave, int width) {
+    fb_intp k, m;
     if (width == 1) {
         if (interleave) { FB_WIDE_ROWS(1, 1) } else { FB_WIDE_ROWS(0, 1) }
     } else if (width == 2) {
@@ -447,13 +453,12 @@ static void fb_wide_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst
    n >= 4 pixels ends with a step that ends at its end (over pixels
    already moved). */
 __attribute__((target("ssse3"), noinline))
-static void fb_pair_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
-                         fb_intp src_row, fb_intp n, const fb_intp *lane,
-                         int interleave) {
-    fb_intp k, i, j;
-    for (k = 0; k < n_rows; k++) {
-        char *d = dst + k * dst_row;
-        const char *s = src + k * src_row;
+static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                         const fb_intp *lane, int interleave) {
+    fb_intp k, m, i, j;
+    FB_EACH_ROW {
+        char *d = FB_ROW_DST;
+        const char *s = FB_ROW_SRC;
         for (j = 0; j < n; j += 4) {
             i = j + 4 <= n ? j : n - 4;
             if (interleave) {
@@ -474,17 +479,16 @@ static void fb_pair_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst
 /* Pixels of up to FB_LANES_MAX bytes, at least 4 of them (LANE_GROUP
    bytes of 4-byte items). */
 __attribute__((target("ssse3")))
-void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
-                   fb_intp src_row, fb_intp n, int L, const fb_intp *lane,
-                          const unsigned char *masks, int interleave, int width) {
-    fb_intp k;
+void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,
+                   const fb_intp *lane, const unsigned char *masks, int interleave, int width) {
+    fb_intp k, m;
     int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
     if (width == 4 && L == 2 && n >= 4) {
-        fb_pair_rows(dst, src, n_rows, dst_row, src_row, n, lane, interleave);
+        fb_pair_rows(dst, src, rows, n, lane, interleave);
     } else if (L > 8 && (width * L > 16 || width >= 4) && fb_lanes_crowd_a_set(lane, L)) {
-        fb_wide_crowded_rows(dst, src, n_rows, dst_row, src_row, n, L, lane, interleave, width);
+        fb_wide_crowded_rows(dst, src, rows, n, L, lane, interleave, width);
     } else if (width * L > 16 || width >= 4) {
-        fb_wide_rows(dst, src, n_rows, dst_row, src_row, n, L, lane, interleave, width);
+        fb_wide_rows(dst, src, rows, n, L, lane, interleave, width);
     } else if (interleave) {
         FB_LANE_SIZES(1)
     } else {

@@ -10,16 +10,25 @@
    fit): the size of the plan's lane offset table. */
 #define FB_LANES_MAX 256
 
-/* n_rows rows (dst_row / src_row bytes apart) of n pixels of L lanes of
-   `width`-byte items; lane l at lane[l] bytes from the row (the source's
-   if interleave, else the destination's), the pixels packed on the other
-   side. masks: the plan's 5 byte shuffles (plan_lane_masks): pixel order,
-   the run's last 16 bytes (two), lane order, lane order of the run's last
-   load. */
+/* The rows of one call: n_groups groups (dst_group / src_group bytes
+   apart) of n_in rows (dst_in / src_in apart), run group by group. A
+   group is the rows of a source axis taken whole, so that a call reads
+   the source in order (SpaceToDepth: a group is the bs rows of a space
+   row of blocks). */
+typedef struct {
+    fb_intp n_groups, dst_group, src_group;
+    fb_intp n_in, dst_in, src_in;
+} FbLaneRows;
+
+/* The rows of n pixels of L lanes of `width`-byte items; lane l at
+   lane[l] bytes from the row (the source's if interleave, else the
+   destination's), the pixels packed on the other side. masks: the plan's
+   5 byte shuffles (plan_lane_masks): pixel order, the run's last 16
+   bytes (two), lane order, lane order of the run's last load. */
 #if FB_X86_SIMD
-FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
-                               fb_intp src_row, fb_intp n, int L, const fb_intp *lane,
-                               const unsigned char *masks, int interleave, int width);
+FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                               int L, const fb_intp *lane, const unsigned char *masks,
+                               int interleave, int width);
 #else
 /* Without SSSE3 the planner chooses no lane transposes (cpu.h answers 0):
    the calls compile to nothing. */

@@ -1,0 +1,117 @@
+"""A lane split's rows in groups (``group_lane_rows`` in
+``fastblock/_plan_kernel.pxi``): SpaceToDepth channels-first splits each
+space row's pixels into bs lanes, and the bs rows of a row of blocks are
+one group, taken whole in each row of the kernel's a axis (the space row
+of blocks), so that a block reads its source in order and each lane's
+destination rows follow each other. Streamed, each lane's rows of a block
+go out as one run (``stream_lane_split``). Sources and results end where
+readable memory ends, results start at every phase of a cache line, and
+every byte is compared with the reference formula.
+"""
+import sys
+
+import numpy as np
+import pytest
+
+import fastblock as fb
+from fastblock import _engine
+from reference import space_to_depth_ref
+from test_vect_c_pixels import _guarded
+
+pytestmark = pytest.mark.skipif(not _engine.cpu_features()["ssse3"],
+                                reason="lane transposes need SSSE3")
+
+# Item widths of the lane kernels: fb_lanes_row (1, 2), fb_pair_rows and
+# the register transposes (4), pairs of 8-byte lanes (8).
+DTYPES = [np.uint8, np.float16, np.float32, np.float64]
+
+
+def _space(shape, dtype) -> np.ndarray:
+    raw = np.random.default_rng(sum(shape)).integers(0, 256, (*shape, np.dtype(dtype).itemsize),
+                                                     np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def _plan(x: np.ndarray, bs: int, mode: str, out: np.ndarray) -> dict:
+    return _engine.describe(*_engine.space_depth_axes(x, out, 0, bs, mode == "depth_first", True),
+                            x.itemsize, dst_array=out)
+
+
+def _placed_at_end(shape, dtype, lead: int = 0):
+    """A C-contiguous array of ``shape`` whose last byte is the last readable
+    one, starting ``lead`` bytes further on than that alone would place it
+    (the bytes before it belong to the mapping too), and its mapping."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw, mapping, _ = _guarded(nbytes + lead)
+    return raw[lead:].view(dtype).reshape(shape), mapping
+
+
+@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
+@pytest.mark.parametrize("bs", [2, 3, 4])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_space_to_depth_channels_first_takes_its_block_rows_as_groups(dtype, bs, mode):
+    x = _space((2, 3, 8 * bs, 64 * bs), dtype)
+    out = np.empty((2, 3 * bs * bs, 8, 64), dtype)
+    plan = _plan(x, bs, mode, out)
+    assert plan["kernel"] == "lanes" and plan["lanes"] == bs, plan
+    assert plan["row_group"] == bs, plan
+    # The groups of a block are whole rows of blocks: the loop steps over
+    # tiles of them and no longer over the rows of a block.
+    assert plan["rows"] % bs == 0 and plan["rows"] > bs, plan
+    assert len(plan["loop"]) == 3, plan
+
+
+def test_rows_that_do_not_fit_a_block_are_not_grouped():
+    # 4096 float32 pixels of 2 lanes a row: a group of 2 rows is 64 KiB.
+    x = _space((1, 2, 4, 8192), np.float32)
+    out = np.empty((1, 8, 2, 4096), np.float32)
+    plan = _plan(x, 2, "blocks_first", out)
+    assert plan["kernel"] == "lanes" and plan["row_group"] == 1, plan
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
+@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("lead", [0, 16, 37])
+@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
+# Pixels a lane row: short, lines, and (bs 2) rows tiled, ungrouped.
+@pytest.mark.parametrize("bs, width", [(2, 17), (2, 40), (2, 64), (2, 1100), (3, 17), (3, 64),
+                                       (4, 17), (4, 64)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_grouped_splits_write_exactly_the_result(dtype, bs, width, mode, lead, streamed,
+                                                 num_threads):
+    space_shape = (2, 3, 5 * bs, width * bs)
+    x, source_map = _placed_at_end(space_shape, dtype)
+    x[...] = _space(space_shape, dtype)
+    expected = space_to_depth_ref(x, bs, mode)
+    out, out_map = _placed_at_end(expected.shape, dtype, lead)
+    out[...] = 0
+    with _engine.tune(streaming=streamed, stream_min_bytes=0):
+        got = fb.space_to_depth(x, bs, mode, out=out, num_threads=num_threads)
+        plan = _plan(x, bs, mode, out)
+    assert got is out
+    assert out.tobytes() == expected.tobytes()
+    assert plan["streams"] == streamed
+    del source_map, out_map
+
+
+@pytest.mark.parametrize("lead", [0, 16])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_split_rows_apart_stream_only_as_whole_lines(dtype, lead):
+    """Destination rows that do not follow each other (an ``out`` whose
+    rows are 64 bytes longer than the result's) stream row by row when
+    they are whole lines, and are written in place when not: both exact,
+    and the bytes between the rows untouched."""
+    bs = 2
+    x = _space((2, 3, 6 * bs, 64 * bs), dtype)
+    expected = space_to_depth_ref(x, bs)
+    row_bytes = 64 * x.itemsize
+    buffer = np.full(expected.shape[:-1] + (row_bytes + 64 + 64,), 0xA5, np.uint8)
+    start = (-buffer.ctypes.data) % 64 + lead
+    out = buffer[..., start:start + row_bytes].view(dtype)
+    with _engine.tune(streaming=True, stream_min_bytes=0):
+        got = fb.space_to_depth(x, bs, out=out, num_threads=2)
+    assert got is out
+    assert np.array_equal(out.view(np.uint8), expected.view(np.uint8))
+    assert (buffer[..., :start] == 0xA5).all() and (buffer[..., start + row_bytes:] == 0xA5).all()

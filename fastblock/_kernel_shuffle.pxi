@@ -18,11 +18,13 @@
 #
 # Most programs repeat: NCHW_VECT_C depth_first bs 2 every piece (4-byte
 # items: 4 destination pixels, 128 source bytes on), channels_last C 3 bs 2
-# every third piece (16 pixels on). Their repeating pieces run by a kernel
-# that keeps the period's masks in registers and loads only the windows
-# (find_period, fb_shuffle_periodic_n); the table loop, which also loads a
-# mask and an offset per window, finishes the rest. In L1 a piece of 4
-# windows takes 8 cycles that way against 21 through the tables.
+# every third piece (16 pixels on), Tile's 3-byte items repeated 8 times
+# every third 16-byte piece. Their repeating pieces run by a kernel that
+# keeps the period's masks in registers and loads only the windows
+# (find_period; fb_shuffle_periodic_n, fb_shuffle_periodic16_n); the table
+# loop, which also loads a mask and an offset per window, finishes the
+# rest. In L1 a 64-byte piece of 4 windows takes 8 cycles that way against
+# 21 through the tables.
 #
 # A run whose length is not a whole number of pieces ends with a piece
 # that overlaps the one before it (it ends at the run's end; the bytes
@@ -58,4 +60,6 @@ cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char*
         else:
             fb_shuffle_pieces(dst + i * dst_row, src + i * src_row, prog.n_pieces, prog.last_start,
                               prog.n_windows, prog.window_offset, prog.window_mask,
-                              prog.max_windows, prog.uniform)
+                              prog.max_windows, prog.uniform, prog.period, prog.period_step,
+                              prog.segment_pieces, prog.n_segments, prog.segment_step,
+                              prog.last_segment_pieces, prog.lead_rounds)

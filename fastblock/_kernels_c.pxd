@@ -31,11 +31,13 @@ cdef extern from "_src/repeat.h" nogil:
 
 
 cdef extern from "_src/shuffle.h" nogil:
-    int fb_periodic_has(int period, int windows)
+    int fb_periodic_has(int piece_bytes, int period, int windows)
     void fb_shuffle_pieces(char* dst, const char* src, fb_intp n_pieces, fb_intp last_start,
                            const unsigned char* n_windows, const fb_intp* window_offset,
-                           const unsigned char* window_mask, int max_windows,
-                           int uniform) noexcept
+                           const unsigned char* window_mask, int max_windows, int uniform,
+                           int period, fb_intp period_step, fb_intp segment_pieces,
+                           fb_intp n_segments, fb_intp segment_step,
+                           fb_intp last_segment_pieces, fb_intp lead_rounds) noexcept
     void fb_shuffle_wide(char* dst, const char* src, fb_intp n_pieces, fb_intp advance,
                          fb_intp last_start, const unsigned char* n_windows,
                          const fb_intp* window_offset, const unsigned char* window_mask,

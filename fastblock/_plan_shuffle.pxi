@@ -260,7 +260,7 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     moved back by whole periods."""
     cdef intp period_pixels, lead, j, period_step = pattern.period_step
     # (pattern may be prog, which plan_shuffle below overwrites.)
-    cdef intp advance = pattern.piece_advance
+    cdef intp advance = pattern.piece_advance, piece_bytes = pattern.piece_bytes
     cdef int period = pattern.period, windows = pattern.uniform, slots = period * windows
     # The first period's windows of the pattern, then of the rest.
     cdef intp first_offsets[2 * SHUFFLE_PERIOD_SLOTS]
@@ -279,7 +279,7 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
                  pixel_items)
     # Too short to show its period (its last windows are moved back at the
     # span's end), the rest runs by the table after the lead.
-    if prog.n_pieces < period or prog.uniform != windows \
+    if prog.n_pieces < period or prog.uniform != windows or prog.piece_bytes != piece_bytes \
             or prog.piece_advance != advance or (
             prog.period != 0 and (prog.period != period or prog.period_step != period_step)):
         prog.n_pieces = 0
@@ -291,12 +291,12 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
         prog.last_segment_pieces = 0
         prog.n_segments = 1
         prog.segment_step = 0
-    copy_first_period(prog, &first_offsets[slots], &first_masks[slots * WIDE_SHUFFLE_BYTES])
+    copy_first_period(prog, &first_offsets[slots], &first_masks[slots * piece_bytes])
     for j in range(slots):
         if first_offsets[j] != first_offsets[slots + j]:
             prog.n_pieces = 0
             return False
-    if memcmp(first_masks, &first_masks[slots * WIDE_SHUFFLE_BYTES], slots * WIDE_SHUFFLE_BYTES) != 0:
+    if memcmp(first_masks, &first_masks[slots * piece_bytes], slots * piece_bytes) != 0:
         prog.n_pieces = 0
         return False
     prog.lead_rounds = lead
@@ -304,13 +304,14 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
 
 
 cdef void copy_first_period(const ShuffleProgram* prog, intp* offsets, unsigned char* masks) noexcept nogil:
-    """The window offsets and masks of a periodic program's first period."""
+    """The window offsets and masks of a periodic program's first period
+    (``prog.piece_bytes`` bytes a mask)."""
     cdef int p, w, slot = 0
+    cdef intp size = prog.piece_bytes
     for p in range(prog.period):
         for w in range(prog.uniform):
             offsets[slot] = prog.window_offset[p * prog.max_windows + w]
-            memcpy(&masks[slot * WIDE_SHUFFLE_BYTES],
-                   &prog.window_mask[(p * prog.max_windows + w) * WIDE_SHUFFLE_BYTES], WIDE_SHUFFLE_BYTES)
+            memcpy(&masks[slot * size], &prog.window_mask[(p * prog.max_windows + w) * size], size)
             slot += 1
 
 
@@ -331,8 +332,8 @@ cdef bint piece_repeats(const ShuffleProgram* prog, intp q, intp back, intp step
 
 
 cdef void find_period(ShuffleProgram* prog) noexcept nogil:
-    """Find how a uniform program of 64-byte pieces repeats, for the
-    periodic kernel: its first ``segment_pieces`` pieces repeat every
+    """Find how a uniform program repeats, for the periodic kernel of its
+    pieces (16 or 64 bytes): its first ``segment_pieces`` pieces repeat every
     ``period`` pieces (at least twice), the windows ``period_step`` source
     bytes further on each time, and that segment repeats ``n_segments``
     times, ``segment_step`` bytes further on each time (a run over two
@@ -343,7 +344,7 @@ cdef void find_period(ShuffleProgram* prog) noexcept nogil:
     cdef intp n_regular, covered, best = 0
     cdef int period, best_period = 0
     prog.period = 0
-    if not tuning.periodic_shuffles or prog.uniform == 0 or prog.piece_bytes != WIDE_SHUFFLE_BYTES:
+    if not tuning.periodic_shuffles or prog.uniform == 0:
         return
     # Pieces at piece_advance * q: all but an overlapping last one.
     n_regular = prog.n_pieces
@@ -352,7 +353,7 @@ cdef void find_period(ShuffleProgram* prog) noexcept nogil:
     for period in range(1, SHUFFLE_PERIOD_MAX + 1):
         if 2 * period > n_regular or period * prog.uniform > SHUFFLE_PERIOD_SLOTS:
             break
-        if not fb_periodic_has(period, prog.uniform):
+        if not fb_periodic_has(<int>prog.piece_bytes, period, prog.uniform):
             continue
         covered = try_period(prog, period, n_regular)
         if covered > best:

@@ -6,8 +6,10 @@
 #if FB_X86_SIMD
 #include <immintrin.h>
 
-/* Window slots of a periodic program (period * windows per piece). */
+/* Window slots of a periodic program (period * windows per piece), of
+   64-byte and of 16-byte pieces. */
 #define FB_PERIOD_SLOTS 16
+#define FB_PERIOD16_SLOTS 8
 
 /* SSSE3: 16-byte pieces */
 
@@ -16,15 +18,15 @@
 #define FB_WINDOW(w) _mm_shuffle_epi8( \
     _mm_loadu_si128((const __m128i *)(src + offset[w])), \
     _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
-/* Every piece takes W windows (a constant after inlining): no dispatch
-   per piece. */
+/* Pieces first .. n_pieces - 1, every one taking W windows (a constant
+   after inlining): no dispatch per piece. */
 static inline __attribute__((always_inline, target("ssse3")))
-void fb_shuffle_uniform(char *dst, const char *src, fb_intp n_pieces, fb_intp last_start,
-                        const fb_intp *window_offset, const unsigned char *window_mask,
-                        int max_windows, const int W) {
+void fb_shuffle_uniform(char *dst, const char *src, fb_intp first, fb_intp n_pieces,
+                        fb_intp last_start, const fb_intp *window_offset,
+                        const unsigned char *window_mask, int max_windows, const int W) {
     fb_intp q;
     int w;
-    for (q = 0; q < n_pieces; q++) {
+    for (q = first; q < n_pieces; q++) {
         const fb_intp *offset = window_offset + q * max_windows;
         const unsigned char *mask = window_mask + q * max_windows * 16;
         __m128i acc = FB_WINDOW(0);
@@ -35,18 +37,112 @@ void fb_shuffle_uniform(char *dst, const char *src, fb_intp n_pieces, fb_intp la
     }
 }
 
+/* The first n_rounds * P pieces of a program whose pieces repeat every
+   P, each window `step` source bytes further on: the P * W masks stay in
+   registers, so each piece loads only its W windows. Through the table
+   loop, which also loads a mask and an offset a window, a 3-byte item
+   repeated 8 times (P 3, W 1) took 6 cycles a piece in L1. */
+static inline __attribute__((always_inline, target("ssse3")))
+void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_intp step,
+                             const fb_intp *window_offset, const unsigned char *window_mask,
+                             int max_windows, const int P, const int W) {
+    __m128i index[FB_PERIOD16_SLOTS];
+    fb_intp offset[FB_PERIOD16_SLOTS];
+    fb_intp r;
+    int p, w;
+    _Pragma("GCC unroll 8")
+    for (p = 0; p < P; p++) {
+        _Pragma("GCC unroll 8")
+        for (w = 0; w < W; w++) {
+            index[p * W + w] = _mm_loadu_si128(
+                (const __m128i *)(window_mask + 16 * (p * max_windows + w)));
+            offset[p * W + w] = window_offset[p * max_windows + w];
+        }
+    }
+    for (r = 0; r < n_rounds; r++, src += step, dst += 16 * P) {
+        _Pragma("GCC unroll 8")
+        for (p = 0; p < P; p++) {
+            __m128i acc = _mm_shuffle_epi8(
+                _mm_loadu_si128((const __m128i *)(src + offset[p * W])), index[p * W]);
+            _Pragma("GCC unroll 8")
+            for (w = 1; w < W; w++)
+                acc = _mm_or_si128(acc, _mm_shuffle_epi8(
+                    _mm_loadu_si128((const __m128i *)(src + offset[p * W + w])), index[p * W + w]));
+            _mm_storeu_si128((__m128i *)(dst + 16 * p), acc);
+        }
+    }
+}
+
+/* The periodic pieces of a run, by the periodic kernel `KERNEL` (16- or
+   64-byte pieces, `advance` bytes apart) for each (period, windows) pair
+   its fb_periodic_has answers for: lead_rounds periods, then
+   n_segments segments of whole periods. */
+#define FB_PERIODIC_RUN(KERNEL, P, W, ...) \
+    if (lead_rounds) { \
+        KERNEL(dst, src, lead_rounds, period_step, __VA_ARGS__ P, W); \
+        dst += advance * P * lead_rounds; \
+        src += period_step * lead_rounds; \
+    } \
+    for (k = 0; k < n_segments; k++) \
+        KERNEL(dst + advance * segment_pieces * k, src + segment_step * k, \
+               (k < n_segments - 1 ? segment_pieces : last_segment_pieces) / P, \
+               period_step, __VA_ARGS__ P, W);
+/* Each (P, W) of the 16-byte periodic kernel in a function of its own:
+   inlined into fb_shuffle_pieces, the kernel's window went through the
+   stack on every piece (gcc's register allocation over the whole switch;
+   6 against 3 instructions a piece). */
+#define FB_DEFINE_PERIODIC16(P, W) \
+    static __attribute__((noinline, target("ssse3"))) \
+    void fb_periodic16_##P##_##W(char *dst, const char *src, fb_intp n_rounds, fb_intp step, \
+                                 const fb_intp *window_offset, const unsigned char *window_mask, \
+                                 int max_windows, int unused_p, int unused_w) { \
+        (void)unused_p; (void)unused_w; \
+        fb_shuffle_periodic16_n(dst, src, n_rounds, step, window_offset, window_mask, \
+                                max_windows, P, W); \
+    }
+FB_DEFINE_PERIODIC16(1, 1) FB_DEFINE_PERIODIC16(1, 2) FB_DEFINE_PERIODIC16(1, 3)
+FB_DEFINE_PERIODIC16(1, 4) FB_DEFINE_PERIODIC16(2, 1) FB_DEFINE_PERIODIC16(2, 2)
+FB_DEFINE_PERIODIC16(2, 3) FB_DEFINE_PERIODIC16(2, 4) FB_DEFINE_PERIODIC16(3, 1)
+FB_DEFINE_PERIODIC16(3, 2) FB_DEFINE_PERIODIC16(4, 1) FB_DEFINE_PERIODIC16(4, 2)
+#undef FB_DEFINE_PERIODIC16
+#define FB_PERIODIC16(P, W) case 16 * P + W: \
+    FB_PERIODIC_RUN(fb_periodic16_##P##_##W, P, W, window_offset, window_mask, max_windows,) \
+    break;
+
+/* (period, windows a piece) pairs of 16-byte pieces that the periodic
+   kernel runs: their masks fit the 16 registers with room to work. */
+static int fb_periodic16_has(int period, int windows) {
+    return windows >= 1 && ((period <= 2 && windows <= 4) || (period <= 4 && windows <= 2));
+}
+
 __attribute__((target("ssse3")))
 void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces, fb_intp last_start,
                        const unsigned char *n_windows, const fb_intp *window_offset,
-                       const unsigned char *window_mask, int max_windows, int uniform) {
-    fb_intp q;
+                       const unsigned char *window_mask, int max_windows, int uniform,
+                       int period, fb_intp period_step, fb_intp segment_pieces,
+                       fb_intp n_segments, fb_intp segment_step,
+                       fb_intp last_segment_pieces, fb_intp lead_rounds) {
+    const fb_intp advance = 16;
+    fb_intp q, k, first = 0;
     int w;
-    switch (uniform) {
-    case 1: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 1); return;
-    case 2: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 2); return;
-    case 3: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 3); return;
-    case 4: fb_shuffle_uniform(dst, src, n_pieces, last_start, window_offset, window_mask, max_windows, 4); return;
+    if (period) {
+        /* Every pair fb_periodic16_has answers for. */
+        switch (16 * period + uniform) {
+        FB_PERIODIC16(1, 1) FB_PERIODIC16(1, 2) FB_PERIODIC16(1, 3) FB_PERIODIC16(1, 4)
+        FB_PERIODIC16(2, 1) FB_PERIODIC16(2, 2) FB_PERIODIC16(2, 3) FB_PERIODIC16(2, 4)
+        FB_PERIODIC16(3, 1) FB_PERIODIC16(3, 2) FB_PERIODIC16(4, 1) FB_PERIODIC16(4, 2)
+        }
+        first = segment_pieces * (n_segments - 1) + last_segment_pieces;
     }
+    #define FB_UNIFORM(W) fb_shuffle_uniform(dst, src, first, n_pieces, last_start, window_offset, \
+                                             window_mask, max_windows, W)
+    switch (uniform) {
+    case 1: FB_UNIFORM(1); return;
+    case 2: FB_UNIFORM(2); return;
+    case 3: FB_UNIFORM(3); return;
+    case 4: FB_UNIFORM(4); return;
+    }
+    #undef FB_UNIFORM
     for (q = 0; q < n_pieces; q++) {
         const fb_intp *offset = window_offset + q * max_windows;
         const unsigned char *mask = window_mask + q * max_windows * 16;
@@ -139,23 +235,14 @@ void fb_shuffle_periodic_n(char *dst, const char *src, fb_intp n_rounds, fb_intp
         }
     }
 }
-/* The (period, windows a piece) pairs fb_shuffle_wide's switch runs
-   by the periodic kernel; find_period takes no other. */
-int fb_periodic_has(int period, int windows) {
+/* The (period, windows a piece) pairs of 64-byte pieces that
+   fb_shuffle_wide's switch runs by the periodic kernel. */
+static int fb_periodic64_has(int period, int windows) {
     return windows >= 1 && ((period == 1 && windows <= 8) || ((period == 2 || period == 3) && windows <= 4)
                             || (period == 4 && windows <= 3));
 }
 #define FB_PERIODIC(P, W) case 16 * P + W: \
-    if (lead_rounds) { \
-        fb_shuffle_periodic_n(dst, src, lead_rounds, period_step, advance, window_offset, \
-                              window_mask, max_windows, P, W); \
-        dst += advance * P * lead_rounds; \
-        src += period_step * lead_rounds; \
-    } \
-    for (k = 0; k < n_segments; k++) \
-        fb_shuffle_periodic_n(dst + advance * segment_pieces * k, src + segment_step * k, \
-                              (k < n_segments - 1 ? segment_pieces : last_segment_pieces) / P, \
-                              period_step, advance, window_offset, window_mask, max_windows, P, W); \
+    FB_PERIODIC_RUN(fb_shuffle_periodic_n, P, W, advance, window_offset, window_mask, max_windows,) \
     break;
 
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
@@ -191,5 +278,8 @@ void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, fb_intp advan
     }
     FB_TABLE(0);
     #undef FB_TABLE
+}
+int fb_periodic_has(int piece_bytes, int period, int windows) {
+    return piece_bytes == 64 ? fb_periodic64_has(period, windows) : fb_periodic16_has(period, windows);
 }
 #endif

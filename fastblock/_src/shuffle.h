@@ -12,10 +12,14 @@
 #if FB_X86_SIMD
 /* One run of n_pieces 16-byte pieces (piece q at 16 q, the last at
    last_start), piece q taking n_windows[q] windows; `uniform` > 0: every
-   piece takes that many. */
+   piece takes that many. With a `period` (fb_shuffle_wide's fields), its
+   repeating pieces by the periodic kernel, the rest by the table loop. */
 FB_INTERNAL void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces, fb_intp last_start,
                                    const unsigned char *n_windows, const fb_intp *window_offset,
-                                   const unsigned char *window_mask, int max_windows, int uniform);
+                                   const unsigned char *window_mask, int max_windows, int uniform,
+                                   int period, fb_intp period_step, fb_intp segment_pieces,
+                                   fb_intp n_segments, fb_intp segment_step,
+                                   fb_intp last_segment_pieces, fb_intp lead_rounds);
 
 /* One run of 64-byte pieces `advance` bytes apart; with a `period`, its
    repeating pieces by the periodic kernel (masks kept in registers) in
@@ -28,15 +32,15 @@ FB_INTERNAL void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, f
                                  fb_intp n_segments, fb_intp segment_step,
                                  fb_intp last_segment_pieces, fb_intp lead_rounds);
 
-/* Whether fb_shuffle_wide runs (period, windows a piece) by the periodic
-   kernel. */
-FB_INTERNAL int fb_periodic_has(int period, int windows);
+/* Whether the pieces of `piece_bytes` (16: fb_shuffle_pieces, 64:
+   fb_shuffle_wide) run (period, windows a piece) by the periodic kernel. */
+FB_INTERNAL int fb_periodic_has(int piece_bytes, int period, int windows);
 #else
 /* Without SSSE3 the planner builds no shuffle programs (cpu.h answers 0):
    the calls compile to nothing, and no period runs periodically. */
 #define fb_shuffle_pieces(...) ((void)0)
 #define fb_shuffle_wide(...) ((void)0)
-#define fb_periodic_has(period, windows) 0
+#define fb_periodic_has(piece_bytes, period, windows) 0
 #endif
 
 #endif

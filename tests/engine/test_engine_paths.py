@@ -12,6 +12,8 @@ with negative source steps, on one thread and on several.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -19,12 +21,12 @@ import fastblock as fb
 from fastblock import _engine
 
 @pytest.fixture(params=["64-byte shuffles", "64-byte shuffles by table", "16-byte shuffles",
-                        "item loop"], autouse=True)
+                        "16-byte shuffles by table", "item loop"], autouse=True)
 def byte_shuffles(request):
-    """Run every test with the byte shuffles of 64-byte pieces (AVX-512 VBMI;
-    repeating programs by the periodic kernel, and every piece by the table
-    loop) and of 16-byte pieces (SSSE3), where the CPU has them, and with
-    the portable item-by-item gather."""
+    """Run every test with the byte shuffles of 64-byte pieces (AVX-512 VBMI)
+    and of 16-byte pieces (SSSE3), where the CPU has them, each with
+    repeating programs by the periodic kernel and with every piece by the
+    table loop, and with the portable item-by-item gather."""
     wide = request.param.startswith("64-byte")
     if wide and not _engine.cpu_features()["avx512_vbmi"]:
         pytest.skip("this CPU has no AVX-512 VBMI (the 16-byte shuffles run instead)")
@@ -32,8 +34,15 @@ def byte_shuffles(request):
     # them; the item loop is the portable build's (no SIMD kernels at all).
     simd = request.param != "item loop"
     with _engine.tune(simd=simd, shuffle_min_bytes=0, wide_shuffles=wide,
-                      periodic_shuffles=request.param == "64-byte shuffles"):
+                      periodic_shuffles=not request.param.endswith("by table")):
         yield simd and _engine.cpu_features()["ssse3"]
+
+
+def _periodic(request) -> bool:
+    """Whether this run of a test runs repeating shuffle programs by the
+    periodic kernel."""
+    return request.node.callspec.params["byte_shuffles"] in ("64-byte shuffles",
+                                                            "16-byte shuffles")
 
 
 @pytest.fixture
@@ -175,8 +184,7 @@ def test_gathered_runs_split_their_outer_axis_by_a_divisor(request):
     # [100, 3] merge into 300 runs of 2 x 2 items: 1200 items do not fit the
     # 512-item table; 100 runs (the largest divisor of 300 up to 128) do.
     # A program that repeats (the periodic kernel) runs all 1200 instead.
-    long_runs = request.node.callspec.params["byte_shuffles"] == "64-byte shuffles"
-    assert _plan((100, 3, 2, 2), (0, 1, 3, 2), 1)["row_items"] == (1200 if long_runs else 400)
+    assert _plan((100, 3, 2, 2), (0, 1, 3, 2), 1)["row_items"] == (1200 if _periodic(request) else 400)
 
 
 def test_streamed_pairs_of_4_byte_lanes_interleave_in_the_block_kernel(byte_shuffles):
@@ -368,7 +376,7 @@ def test_ragged_gathered_runs(shape, axes, width, num_threads, request):
     if plan["last_row_items"] is None:
         # A program that repeats (bs 2: every 16 pixels) may run whole rows
         # longer than the table (up to 4 KiB) instead.
-        assert request.node.callspec.params["byte_shuffles"] == "64-byte shuffles"
+        assert _periodic(request)
         assert plan["shuffle_period"] and plan["row_items"] > 512
     else:
         assert 0 < plan["last_row_items"] < plan["row_items"]
@@ -468,29 +476,33 @@ def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, by
 
 
 @pytest.mark.parametrize("width", [1, 2, 4])
-@pytest.mark.parametrize("shape, axes, periods", [
+@pytest.mark.parametrize("shape, axes, periods, periods16", [
     # space_to_depth depth_first NCHW_VECT_C bs 2 ([N, G, H/2, 2, W/2, 2, 4]
     # -> [N, G, 4, H/2, W/2, 2, 2]). 2- and 4-byte items: each piece of a
     # pixel row repeats the one before it, 8 or 4 pixels on; a run of
     # several rows repeats the first row's pieces, a source row pair on.
     # Bytes: 96-byte rows, so every third piece repeats (two rows on).
-    ((1, 2, 5, 2, 24, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 3, 2: 1, 4: 1}),
-    ((2, 1, 4, 2, 64, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 1, 2: 1, 4: 1}),
+    # 16-byte pieces (no 4-byte items) repeat every piece.
+    ((1, 2, 5, 2, 24, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 3, 2: 1, 4: 1}, {1: 1, 2: 1}),
+    ((2, 1, 4, 2, 64, 2, 4), (0, 1, 6, 2, 4, 3, 5), {1: 1, 2: 1, 4: 1}, {1: 1, 2: 1}),
     # space_to_depth depth_first channels_last C 3 bs 2: every third piece
-    # repeats (16 pixels on). A row of 43 pixels of bytes (516 items) is
-    # longer than the table: one run, its first period repeated by the
-    # periodic kernel, then the table's 42 pixels (too short to repeat).
-    ((6, 2, 200, 2, 3), (0, 2, 4, 1, 3), {1: 3, 2: 3, 4: 3}),
-    ((6, 2, 43, 2, 3), (0, 2, 4, 1, 3), {1: 3, 2: 3, 4: 3}),
+    # repeats (64-byte pieces: 16 pixels on; 16-byte ones: 4 pixels of
+    # bytes, 2 of 2-byte items). A row of 43 pixels of bytes (516 items) is longer than the
+    # table: one run, its first period repeated by the periodic kernel, then
+    # the table's 42 pixels (too short to repeat).
+    ((6, 2, 200, 2, 3), (0, 2, 4, 1, 3), {1: 3, 2: 3, 4: 3}, {1: 3, 2: 3}),
+    ((6, 2, 43, 2, 3), (0, 2, 4, 1, 3), {1: 3, 2: 3, 4: 3}, {1: 3, 2: 3}),
 ])
-def test_repeating_pieces_run_from_registers(shape, axes, periods, width, byte_shuffles, request):
-    # Programs of 64-byte pieces that repeat run by the periodic kernel
+def test_repeating_pieces_run_from_registers(shape, axes, periods, periods16, width, byte_shuffles,
+                                             request):
+    # Programs that repeat run by the periodic kernel of their pieces
     # (masks kept in registers); the table loop finishes the pieces past the
     # period (the last, overlapping one at least), and must give the same bytes.
     plan = _plan(shape, axes, width)
-    if request.node.callspec.params["byte_shuffles"] == "64-byte shuffles":
-        assert plan["shuffle_period"] == periods[width]
-        assert (0 < plan["periodic_pieces"] < plan["shuffled_pieces"]) == (periods[width] > 0)
+    period = (periods if plan["shuffle_piece_bytes"] == 64 else periods16).get(width, 0)
+    if _periodic(request) and plan["shuffled_pieces"]:
+        assert plan["shuffle_period"] == period
+        assert (0 < plan["periodic_pieces"] < plan["shuffled_pieces"]) == (period > 0)
     else:
         assert plan["shuffle_period"] == plan["periodic_pieces"] == 0
     values = _values(shape, width)
@@ -519,15 +531,20 @@ def test_repeating_runs_longer_than_the_table(width, pixels, request):
     out = buffer[:, :row_items].reshape(view.shape)
     plan = _engine.describe(view.shape, view.strides, out.strides, width)
     assert plan["kernel"] == "gather"
-    if request.node.callspec.params["byte_shuffles"] == "64-byte shuffles" and plan["row_items"] > 512:
+    if _periodic(request) and plan["row_items"] > 512:
         # Each pixel reaches 12 items further in the destination, 6 in the
-        # source: runs of up to 4 KiB of destination.
+        # source: runs of up to 4 KiB of destination, in the fewest such
+        # parts, or in parts of down to half as many pixels that divide the
+        # row (whole_part).
         parts = -(-row_items * width // 4096)
-        assert plan["row_items"] == -(-pixels // parts) * 12
+        longest = -(-pixels // parts)
+        part = next((n for n in range(longest, longest // 2, -1) if pixels % n == 0), longest)
+        assert plan["row_items"] == part * 12
         assert plan["shuffle_period"] == 3
-        assert plan["shuffled_pieces"] == -(-plan["row_items"] * width // 64)
+        piece = plan["shuffle_piece_bytes"]
+        assert plan["shuffled_pieces"] == -(-plan["row_items"] * width // piece)
         # The lead runs all but the last table-sized run.
-        assert 0 < plan["shuffled_pieces"] - plan["periodic_pieces"] <= 512 * width // 64 + 1
+        assert 0 < plan["shuffled_pieces"] - plan["periodic_pieces"] <= 512 * width // piece + 1
     else:
         assert plan["row_items"] <= 512
     expected = np.ascontiguousarray(np.transpose(values, axes))
@@ -794,3 +811,34 @@ def test_table_runs_are_shuffled(byte_shuffles, request):
     if request.node.callspec.params["byte_shuffles"] == "64-byte shuffles":
         assert plan["shuffle_piece_advance"] == 60 and plan["shuffle_period"] == 1
         assert plan["uniform_windows"] == 6 and plan["periodic_pieces"] > 0
+
+
+@pytest.mark.parametrize("pixels", [64, 171, 1000, 65536])
+@pytest.mark.parametrize("dtype, channels, repeats", [
+    (np.uint8, 3, 8), (np.uint8, 3, 5), (np.uint8, 1, 16), (np.uint16, 3, 4), (np.uint8, 5, 3)])
+def test_tile_of_short_pixels_along_the_last_axis(dtype, channels, repeats, pixels, request):
+    """Tile's last-axis repeats of short pixels ([H, W, C] by (1, 1, r)):
+    gathered runs of whole pixels, by byte shuffles where they apply. Their
+    programs repeat, so the runs are long (up to 4 KiB, in parts that
+    divide the pixels where a near-equal part does) and run by the
+    periodic kernel of their pieces. The source ends its buffer, the result
+    is followed by zeros."""
+    values = np.random.default_rng(pixels).integers(0, 1 << 16, (2, pixels, channels)).astype(dtype)
+    x = _at_buffer_end(values, 3)
+    expected = np.tile(values, (1, 1, repeats))
+    buffer = np.zeros(expected.nbytes + 64, np.uint8)
+    out = buffer[:expected.nbytes].view(dtype).reshape(expected.shape)
+    plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, 1, repeats)), x.itemsize)
+    pixel_bytes = channels * repeats * x.itemsize
+    # 16-byte pieces repeat within the periodic kernel's 4 pieces where
+    # lcm(pixel, 16) does; 64-byte ones always here (by whole pixels).
+    repeats_within_4 = plan["shuffle_piece_bytes"] == 64 or math.lcm(pixel_bytes, 16) <= 64
+    if plan["shuffled_pieces"] and _periodic(request) and repeats_within_4 \
+            and pixels * pixel_bytes > 4096:
+        assert plan["shuffle_period"] > 0 and plan["periodic_pieces"] > 0, plan
+        assert plan["row_items"] > 512, plan
+    for num_threads in (1, 2):
+        out[...] = 0
+        assert fb.tile(x, (1, 1, repeats), out=out, num_threads=num_threads) is out
+        assert out.tobytes() == expected.tobytes()
+    assert not buffer[expected.nbytes:].any()

@@ -532,6 +532,8 @@ KNOBS = {
         ("portable", {"simd": False}),
         ("off", {"shuffles": False}),
         ("16B", {"shuffle_min_bytes": 0, "wide_shuffles": False}),
+        ("16Btable", {"shuffle_min_bytes": 0, "wide_shuffles": False, "periodic_shuffles": False,
+                      "long_shuffle_runs": False}),
         ("64B", {"shuffle_min_bytes": 0, "periodic_shuffles": False, "long_shuffle_runs": False}),
         ("periodic", {"shuffle_min_bytes": 0, "long_shuffle_runs": False}),
         ("long", {"shuffle_min_bytes": 0}),

@@ -92,7 +92,8 @@ cdef void block_rows(const Plan* p, intp run, intp size_a, intp size_b,
     elif p.kernel == KERNEL_GATHER:
         rows.row_bytes = run * p.width
     elif p.kernel == KERNEL_LANES and p.lanes.interleave:
-        rows.row_bytes = size_b * p.width * p.lanes.n_lanes
+        # A group of interleaved rows is one span (group_lane_rows).
+        rows.row_bytes = size_b * p.width * p.lanes.n_lanes * p.lanes.rows_in
     elif p.kernel == KERNEL_LANES:
         # A split: each lane's rows, placed by the lane offsets.
         rows.row_bytes = size_b * p.width
@@ -173,7 +174,8 @@ cdef bint stream_lane_split(const Plan* p, char* dst, const char* src, intp size
         for l in range(n_lanes):
             if p.lanes.offset[l] % CACHE_LINE != 0:
                 return False
-    for l in range(n_lanes):
+    staged_offset[0] = 0
+    for l in range(1, n_lanes):
         staged_offset[l] = l * lane_bytes
     run_lanes(p, stage, src, size_a, size_b, row_bytes, n_lanes * lane_bytes, staged_offset)
     for m in range(n_in):

@@ -130,9 +130,9 @@ cdef struct LaneTranspose:
     bint interleave             # lanes -> pixels (else pixels -> lanes)
     intp offset[LANES_MAX]      # each lane's byte offset (source if interleave, else destination)
     unsigned char masks[LANE_MASKS * 16]
-    # A split's rows in groups: each row of the kernel's a axis is rows_in
-    # rows of the source axis that it continues (src_in, dst_in bytes
-    # apart), taken whole (1: a row; group_lane_rows).
+    # Rows in groups: each row of the kernel's a axis is rows_in rows of
+    # the axis that it continues (src_in, dst_in bytes apart), taken whole
+    # (1: a row; group_lane_rows).
     intp rows_in, src_in, dst_in
 
 

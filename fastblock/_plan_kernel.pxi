@@ -44,29 +44,34 @@ cdef void choose_lane_axes(Plan* p, const Axes* axes, KernelAxes* k) noexcept no
         for i in range(k.b):
             if iabs(axes.src_step[i]) < iabs(axes.src_step[k.a]):
                 k.a = i
-        group_lane_rows(p, axes, k)
+    group_lane_rows(p, axes, k)
     k.first = k.b
     lane_tiles(p, axes.extent[k.b])
 
 
 cdef void group_lane_rows(Plan* p, const Axes* axes, KernelAxes* k) noexcept nogil:
-    """Take a split's row axis ``k.a`` whole as groups of rows (LaneTranspose)
-    when another axis continues its source rows, which then becomes the
-    kernel's a axis: a block is then many groups, read in source order,
-    and each lane's rows of a group follow those of the one before where
-    the destination continues them too. SpaceToDepth channels-first: the
-    bs rows of a row of blocks, each block of 128 float32 pixels a lane
-    (64 MiB, 1 MiB in cache: the blocks of bs rows cost more than their
-    copy). Only where a whole group fits a block."""
+    """Take the row axis ``k.a`` whole as groups of rows (LaneTranspose) when
+    another axis continues its rows, which then becomes the kernel's a
+    axis: a block is then many groups instead of one. A split's groups are
+    rows the next one continues in the source (read in order; each lane's
+    rows of a group follow those of the one before where the destination
+    continues them too); an interleave's, whole destination rows that the
+    next continues (a block is one span). SpaceToDepth channels-first
+    splits the bs rows of a row of blocks, DepthToSpace interleaves them:
+    blocks of bs rows cost more than their copy (1 MiB in cache, 32-pixel
+    rows: 2048 blocks). Only where a whole group fits a block."""
     cdef const intp* ext = &axes.extent[0]
-    cdef const intp* ss = &axes.src_step[0]
+    cdef const intp* steps = &axes.src_step[0]
+    cdef intp row_bytes = ext[k.b] * p.lanes.n_lanes * p.width
     cdef int a = k.a, i
-    if ext[a] * ext[k.b] * p.lanes.n_lanes * p.width > p.block_bytes:
+    if p.lanes.interleave:
+        steps = &axes.dst_step[0]
+    if ext[a] * row_bytes > p.block_bytes or (p.lanes.interleave and steps[a] != row_bytes):
         return
     for i in range(k.b):
-        if i != a and ext[i] > 1 and ss[i] == ext[a] * ss[a]:
+        if i != a and steps[i] == ext[a] * steps[a]:
             p.lanes.rows_in = ext[a]
-            p.lanes.src_in = ss[a]
+            p.lanes.src_in = axes.src_step[a]
             p.lanes.dst_in = axes.dst_step[a]
             k.grouped[a] = True
             k.a = i

@@ -33,6 +33,10 @@ the result's bytes between two preallocated, touched arrays; see
   ``tf.nn.space_to_depth`` / ``tf.nn.depth_to_space`` (NHWC) and ``tf.tile``
   on a tensor made once before timing.
 
+Each case is also timed against its own limit (``limit``): a block
+operator against a two-thread ``np.copyto`` of the result's
+bytes, a Tile against a write-only fill of its result.
+
 ``report()`` prints the table; ``python asv_bench/report.py --peers`` calls it.
 """
 from __future__ import annotations
@@ -45,6 +49,7 @@ import numpy as np
 
 import fastblock as fb
 
+from .machine import two_thread_copy
 from .source import reference, timing
 
 
@@ -62,6 +67,25 @@ class PeerCase(NamedTuple):
     repeats: tuple[int, ...] = ()
 
 
+# The 64 MiB cases measured against their own limits (bench_limits.py): a
+# block operator against a two-thread np.copyto of its result's bytes (it
+# moves as many bytes as a copy), a Tile against a write-only fill of its
+# result (it reads a fraction of what it writes).
+LIMIT_CASES = [
+    PeerCase("space_to_depth", (4, 64, 256, 256), "float32", 2, "blocks_first"),
+    PeerCase("space_to_depth", (4, 64, 256, 256), "float32", 2, "depth_first"),
+    PeerCase("space_to_depth", (4, 64, 256, 256), "float32", 4, "blocks_first"),
+    PeerCase("space_to_depth", (4, 64, 256, 256), "float32", 4, "depth_first"),
+    PeerCase("space_to_depth", (8, 64, 256, 256), "float16", 2, "blocks_first"),
+    PeerCase("space_to_depth", (4, 16, 16, 128, 128), "float32", 2, "blocks_first"),
+    PeerCase("depth_to_space", (4, 256, 128, 128), "float32", 2, "blocks_first"),
+    PeerCase("depth_to_space", (4, 256, 128, 128), "float32", 2, "depth_first"),
+    PeerCase("depth_to_space", (4, 128, 8, 64, 64), "float32", 2, "depth_first"),
+    PeerCase("tile", (256, 256, 3), "uint8", repeats=(1, 1, 8)),
+    PeerCase("tile", (1024, 1024), "float32", repeats=(4, 4)),
+    PeerCase("tile", (64, 1024), "float32", repeats=(16, 1)),
+]
+
 CASES = [
     PeerCase("depth_to_space", (1, 64, 256, 256), "float32", 2, "blocks_first"),
     PeerCase("depth_to_space", (1, 64, 256, 256), "float32", 2, "depth_first"),
@@ -70,7 +94,7 @@ CASES = [
     PeerCase("depth_to_space", (32, 112, 112, 12), "uint8", 2, "blocks_first", "NHWC"),
     PeerCase("tile", (1 << 18, 3), "uint8", repeats=(1, 64)),
     PeerCase("tile", (1024, 1024), "float32", repeats=(1, 8)),
-]
+] + LIMIT_CASES
 
 
 class NotApplicable(Exception):
@@ -107,6 +131,18 @@ def case_label(case: PeerCase, result_nbytes: int) -> str:
     op = "s2d" if case.op == "space_to_depth" else "d2s"
     mode = "DCR" if case.mode == "blocks_first" else "CRD"
     return f"{op} {mode} bs={case.block_size} {dtype} {case.layout} {shape} -> {size}"
+
+
+def limit(case: PeerCase, nbytes: int) -> tuple[str, Callable[[], object]]:
+    """The case's own limit for a result of ``nbytes``: a write-only fill of
+    a preallocated, touched array for Tile, else ``np.copyto`` between two,
+    each half by its own thread (``machine.two_thread_copy``)."""
+    if case.op == "tile":
+        filled = np.ones(nbytes, np.uint8)
+        return "fill (write-only)", lambda: filled.fill(3)
+    src = np.ones(nbytes, np.uint8)
+    dst = np.ones(nbytes, np.uint8)
+    return "copy, 2 threads", lambda: two_thread_copy(dst, src)
 
 
 def make_input(case: PeerCase, seed: int = 0) -> np.ndarray:
@@ -448,6 +484,10 @@ def _first_line(exc: Exception) -> str:
     return text.splitlines()[0][:200] if text else ""
 
 
+# The key of a measurement's own limit (``limit``) among its contestants.
+LIMIT = "limit"
+
+
 class Measurement(NamedTuple):
     """One case's medians (seconds) by contestant, which of them wrote into ``out=``,
     and the notes on peers left out."""
@@ -482,8 +522,9 @@ def measure(case: PeerCase, loaded: list[tuple[Peer, Any]], threads: int,
         for run in runs:
             functions[run.name] = run.call
             into_out[run.name] = run.into_out
+    limit_name, functions[LIMIT] = limit(case, expected.nbytes)
     functions["copy"] = timing.copy_ceiling(expected.nbytes)
-    label = case_label(case, expected.nbytes)
+    label = f"{case_label(case, expected.nbytes)} (limit: {limit_name})"
     del expected, result
     return Measurement(label, timing.interleaved_medians(functions, rounds=rounds), into_out, notes)
 
@@ -512,12 +553,13 @@ def report(threads: int | None = None, cases: list[PeerCase] | None = None) -> l
         t = result.seconds
         print(result.label)
         for name, seconds in t.items():
-            if name == "copy":
+            if name in ("copy", LIMIT):
                 continue
             baseline = t["fastblock out=" if result.into_out[name] else "fastblock new"]
             speed_up = "" if name.startswith("fastblock") else f"{seconds / baseline:10.2f}x"
             print(f"  {name:38} {seconds * 1e3:8.2f}ms {seconds / t['copy']:6.2f} {speed_up:>11}".rstrip())
         print(f"  {'copy ceiling (np.copyto, 1 thread)':38} {t['copy'] * 1e3:8.2f}ms {1.0:6.2f}")
+        print(f"  {'the limit (in the label)':38} {t[LIMIT] * 1e3:8.2f}ms {t[LIMIT] / t['copy']:6.2f}")
         for note in result.notes:
             print(f"  {note}")
     print("/copy: time over np.copyto of the result's bytes between preallocated, touched arrays\n"

@@ -325,13 +325,15 @@ void fb_wide_lanes_row_long(char *dst, const char *src, fb_intp n, int L,
     fb_lanes_tail(dst, src, i, n, L, lane, interleave, W);
 }
 
-/* Every row of `rows`, in source order: row m of group k at
+/* Every row of `r` (a function's local copy of its FbLaneRows: through
+   the pointer, every store, through a char pointer, would force the
+   fields to be read again), in source order: row m of group k at
    FB_ROW_DST / FB_ROW_SRC. */
 #define FB_EACH_ROW                                                          \
-    for (k = 0; k < rows->n_groups; k++)                                     \
-        for (m = 0; m < rows->n_in; m++)
-#define FB_ROW_DST (dst + k * rows->dst_group + m * rows->dst_in)
-#define FB_ROW_SRC (src + k * rows->src_group + m * rows->src_in)
+    for (k = 0; k < r.n_groups; k++)                                         \
+        for (m = 0; m < r.n_in; m++)
+#define FB_ROW_DST (dst + k * r.dst_group + m * r.dst_in)
+#define FB_ROW_SRC (src + k * r.src_group + m * r.src_in)
 
 #define FB_LANE_ROWS(INTERLEAVE, P, W)                                       \
     FB_EACH_ROW                                                              \
@@ -397,6 +399,7 @@ static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *r
                                  fb_intp n, int L, const fb_intp *lane_in, int interleave,
                                  int width) {
     const int G = 16 / width, Q = (L + G - 1) / G;
+    const FbLaneRows r = *rows;
     fb_intp lane[FB_LANES_MAX];
     fb_intp k, m;
     int l;
@@ -434,6 +437,7 @@ static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *r
 __attribute__((target("ssse3"), noinline))
 static void fb_wide_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                          int L, const fb_intp *lane, int interleave, int width) {
+    const FbLaneRows r = *rows;
     fb_intp k, m;
     if (width == 1) {
         if (interleave) { FB_WIDE_ROWS(1, 1) } else { FB_WIDE_ROWS(0, 1) }
@@ -455,6 +459,8 @@ static void fb_wide_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
 __attribute__((target("ssse3"), noinline))
 static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                          const fb_intp *lane, int interleave) {
+    const FbLaneRows r = *rows;
+    const fb_intp lane0 = lane[0], lane1 = lane[1];
     fb_intp k, m, i, j;
     FB_EACH_ROW {
         char *d = FB_ROW_DST;
@@ -462,15 +468,15 @@ static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
         for (j = 0; j < n; j += 4) {
             i = j + 4 <= n ? j : n - 4;
             if (interleave) {
-                __m128 a = _mm_loadu_ps((const float *)(s + lane[0] + 4 * i));
-                __m128 b = _mm_loadu_ps((const float *)(s + lane[1] + 4 * i));
+                __m128 a = _mm_loadu_ps((const float *)(s + lane0 + 4 * i));
+                __m128 b = _mm_loadu_ps((const float *)(s + lane1 + 4 * i));
                 _mm_storeu_ps((float *)(d + 8 * i), _mm_unpacklo_ps(a, b));
                 _mm_storeu_ps((float *)(d + 8 * i + 16), _mm_unpackhi_ps(a, b));
             } else {
                 __m128 a = _mm_loadu_ps((const float *)(s + 8 * i));
                 __m128 b = _mm_loadu_ps((const float *)(s + 8 * i + 16));
-                _mm_storeu_ps((float *)(d + lane[0] + 4 * i), _mm_shuffle_ps(a, b, 0x88));
-                _mm_storeu_ps((float *)(d + lane[1] + 4 * i), _mm_shuffle_ps(a, b, 0xDD));
+                _mm_storeu_ps((float *)(d + lane0 + 4 * i), _mm_shuffle_ps(a, b, 0x88));
+                _mm_storeu_ps((float *)(d + lane1 + 4 * i), _mm_shuffle_ps(a, b, 0xDD));
             }
         }
     }
@@ -481,6 +487,7 @@ static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
 __attribute__((target("ssse3")))
 void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,
                    const fb_intp *lane, const unsigned char *masks, int interleave, int width) {
+    const FbLaneRows r = *rows;
     fb_intp k, m;
     int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
     if (width == 4 && L == 2 && n >= 4) {

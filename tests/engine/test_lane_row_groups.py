@@ -1,12 +1,14 @@
-"""A lane split's rows in groups (``group_lane_rows`` in
+"""Lane transposes' rows in groups (``group_lane_rows`` in
 ``fastblock/_plan_kernel.pxi``): SpaceToDepth channels-first splits each
-space row's pixels into bs lanes, and the bs rows of a row of blocks are
-one group, taken whole in each row of the kernel's a axis (the space row
-of blocks), so that a block reads its source in order and each lane's
-destination rows follow each other. Streamed, each lane's rows of a block
-go out as one run (``stream_lane_split``). Sources and results end where
-readable memory ends, results start at every phase of a cache line, and
-every byte is compared with the reference formula.
+space row's pixels into bs lanes, DepthToSpace interleaves bs lanes into
+them, and the bs rows of a row of blocks are one group, taken whole in
+each row of the kernel's a axis (the space row of blocks), so that a
+block is many groups. A split reads its source in order and each lane's
+destination rows follow each other; streamed, each lane's rows of a
+block go out as one run (``stream_lane_split``). An interleave's group is
+one destination span. Sources and results end where readable memory
+ends, results start at every phase of a cache line, and every byte is
+compared with the reference formulas.
 """
 import sys
 
@@ -15,7 +17,7 @@ import pytest
 
 import fastblock as fb
 from fastblock import _engine
-from reference import space_to_depth_ref
+from reference import depth_to_space_ref, space_to_depth_ref
 from test_vect_c_pixels import _guarded
 
 pytestmark = pytest.mark.skipif(not _engine.cpu_features()["ssse3"],
@@ -32,9 +34,32 @@ def _space(shape, dtype) -> np.ndarray:
     return raw.view(dtype).reshape(shape)
 
 
-def _plan(x: np.ndarray, bs: int, mode: str, out: np.ndarray) -> dict:
-    return _engine.describe(*_engine.space_depth_axes(x, out, 0, bs, mode == "depth_first", True),
-                            x.itemsize, dst_array=out)
+def _plan(x: np.ndarray, bs: int, mode: str, out: np.ndarray, to_depth: bool = True) -> dict:
+    space, depth = (x, out) if to_depth else (out, x)
+    return _engine.describe(*_engine.space_depth_axes(space, depth, 0, bs, mode == "depth_first",
+                                                      to_depth), x.itemsize, dst_array=out)
+
+
+def _case(op: str, dtype, bs: int, mode: str, height: int, width: int, placed: bool, lead: int):
+    """(source, expected result, out) of ``op`` on 2 x 3 channels of
+    ``height`` x ``width`` blocks: placed at the end of readable memory
+    (``placed``; ``out`` ``lead`` bytes further on), else ordinary arrays."""
+    space_shape = (2, 3, height * bs, width * bs)
+    space = _space(space_shape, dtype)
+    x = space if op == "space_to_depth" else space_to_depth_ref(space, bs, mode)
+    expected = space_to_depth_ref(x, bs, mode) if op == "space_to_depth" \
+        else depth_to_space_ref(x, bs, mode)
+    maps = []
+    if placed:
+        placed_x, source_map = _placed_at_end(x.shape, dtype)
+        placed_x[...] = x
+        x = placed_x
+        out, out_map = _placed_at_end(expected.shape, dtype, lead)
+        maps = [source_map, out_map]
+    else:
+        out = np.empty(expected.shape, dtype)
+    out[...] = 0
+    return x, expected, out, maps
 
 
 def _placed_at_end(shape, dtype, lead: int = 0):
@@ -47,13 +72,13 @@ def _placed_at_end(shape, dtype, lead: int = 0):
     return raw[lead:].view(dtype).reshape(shape), mapping
 
 
+@pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space"])
 @pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
 @pytest.mark.parametrize("bs", [2, 3, 4])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_space_to_depth_channels_first_takes_its_block_rows_as_groups(dtype, bs, mode):
-    x = _space((2, 3, 8 * bs, 64 * bs), dtype)
-    out = np.empty((2, 3 * bs * bs, 8, 64), dtype)
-    plan = _plan(x, bs, mode, out)
+def test_channels_first_block_rows_are_groups(dtype, bs, mode, op):
+    x, _, out, _ = _case(op, dtype, bs, mode, 8, 64, False, 0)
+    plan = _plan(x, bs, mode, out, op == "space_to_depth")
     assert plan["kernel"] == "lanes" and plan["lanes"] == bs, plan
     assert plan["row_group"] == bs, plan
     # The groups of a block are whole rows of blocks: the loop steps over
@@ -79,21 +104,17 @@ def test_rows_that_do_not_fit_a_block_are_not_grouped():
 @pytest.mark.parametrize("bs, width", [(2, 17), (2, 40), (2, 64), (2, 1100), (3, 17), (3, 64),
                                        (4, 17), (4, 64)])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_grouped_splits_write_exactly_the_result(dtype, bs, width, mode, lead, streamed,
-                                                 num_threads):
-    space_shape = (2, 3, 5 * bs, width * bs)
-    x, source_map = _placed_at_end(space_shape, dtype)
-    x[...] = _space(space_shape, dtype)
-    expected = space_to_depth_ref(x, bs, mode)
-    out, out_map = _placed_at_end(expected.shape, dtype, lead)
-    out[...] = 0
+@pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space"])
+def test_grouped_rows_write_exactly_the_result(op, dtype, bs, width, mode, lead, streamed,
+                                               num_threads):
+    x, expected, out, maps = _case(op, dtype, bs, mode, 5, width, True, lead)
     with _engine.tune(streaming=streamed, stream_min_bytes=0):
-        got = fb.space_to_depth(x, bs, mode, out=out, num_threads=num_threads)
-        plan = _plan(x, bs, mode, out)
+        got = getattr(fb, op)(x, bs, mode, out=out, num_threads=num_threads)
+        plan = _plan(x, bs, mode, out, op == "space_to_depth")
     assert got is out
     assert out.tobytes() == expected.tobytes()
     assert plan["streams"] == streamed
-    del source_map, out_map
+    del maps
 
 
 @pytest.mark.parametrize("lead", [0, 16])

@@ -22,7 +22,9 @@ How a copy is run:
    one side and in separate rows on the other (the
    block offsets of SpaceToDepth/DepthToSpace), are transposed a register
    of pixels at a time in SSE registers (lane transposes, ``_engine_types.pxd``),
-   where the CPU has SSSE3. Otherwise the innermost destination axis is
+   where the CPU has SSSE3; the rows of the axis that the next one
+   continues go as groups, a block taking many of them (the bs rows of a
+   row of blocks). Otherwise the innermost destination axis is
    the kernel's inner axis. If the source's smallest step is on another
    axis, the copy is a transpose: the block's rows run along the source's
    contiguous axes (a Fortran-order input: N, then C) and its items along
@@ -37,7 +39,8 @@ How a copy is run:
    through a table of source offsets (gather mode), by byte shuffles for
    1- and 2-byte items where the CPU has them (16-byte pieces with SSSE3,
    64-byte pieces with AVX-512 VBMI, which also take 4-byte items;
-   ``_kernel_shuffle.pxi``). A copy may end in a table axis, whose source
+   ``_kernel_shuffle.pxi``); a program that repeats keeps a period's
+   masks in registers and may run rows longer than 512 items. A copy may end in a table axis, whose source
    offsets no step describes (given by the caller): it is always gathered.
 3. *Loop.* All remaining axes, followed by the two tile counters, form an
    odometer (a transpose's runs in source order instead). Its linear range

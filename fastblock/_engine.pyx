@@ -302,13 +302,17 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     ``kernel`` ("lanes", "gather", "transpose" or "block"), ``lanes`` (lane
     transposes: lanes per pixel), ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
-    a transpose's destination rows and their items), ``last_row_items``
+    a transpose's destination rows and their items), ``row_group`` (the
+    rows a lane transpose takes whole in each row of its a axis; 1: none),
+    ``last_row_items``
     (the shorter run of a ragged split, else None), ``uniform_windows``
     (windows in every shuffled piece, 0 when they differ),
     ``shuffled_pieces`` (pieces of the run built by byte shuffles, each of
     ``shuffle_piece_bytes`` bytes: 16, or 64 with AVX-512 VBMI, and
     ``shuffle_piece_advance`` bytes apart: the piece size, or whole pixels
-    of fewer bytes),
+    of fewer bytes), ``shuffle_period`` (pieces after which the program
+    repeats, run by the periodic kernel of its piece size; 0: none) and
+    ``periodic_pieces`` (the pieces that kernel runs),
     ``loop`` (the outer loop's extents, outermost first, and
     ``loop_source_steps`` their source steps in bytes), ``streams`` (whether the
     destination is streamed: only for a ``dst_array`` whose data the copy

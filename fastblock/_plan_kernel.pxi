@@ -66,7 +66,8 @@ cdef void group_lane_rows(Plan* p, const Axes* axes, KernelAxes* k) noexcept nog
     cdef int a = k.a, i
     if p.lanes.interleave:
         steps = &axes.dst_step[0]
-    if ext[a] * row_bytes > p.block_bytes or (p.lanes.interleave and steps[a] != row_bytes):
+    # (No row axis: the pixel axis is the only one.)
+    if a < 0 or ext[a] * row_bytes > p.block_bytes or (p.lanes.interleave and steps[a] != row_bytes):
         return
     for i in range(k.b):
         if i != a and steps[i] == ext[a] * steps[a]:

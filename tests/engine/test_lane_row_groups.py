@@ -136,3 +136,20 @@ def test_split_rows_apart_stream_only_as_whole_lines(dtype, lead):
     assert got is out
     assert np.array_equal(out.view(np.uint8), expected.view(np.uint8))
     assert (buffer[..., :start] == 0xA5).all() and (buffer[..., start + row_bytes:] == 0xA5).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lanes", [2, 4])
+@pytest.mark.parametrize("split", [True, False])
+def test_lane_transposes_of_a_single_row_have_no_group(split, lanes, dtype):
+    """A pixel axis and its lanes, no row axis (one row of 64 pixels): no
+    group to take. (group_lane_rows once read the missing row axis's
+    extent: index -1, found by UBSan.)"""
+    shape = (64, lanes) if split else (lanes, 64)
+    x = _space(shape, dtype)
+    expected = np.ascontiguousarray(x.T)
+    out = np.empty_like(expected)
+    plan = _engine.describe(x.T.shape, x.T.strides, out.strides, x.itemsize, dst_array=out)
+    assert plan["kernel"] == "lanes" and plan["row_group"] == 1 and plan["rows"] == 1, plan
+    assert fb.transpose(x, (1, 0), out=out) is out
+    assert out.tobytes() == expected.tobytes()

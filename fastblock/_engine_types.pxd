@@ -42,6 +42,9 @@ cdef enum:
     WIDE_SHUFFLE_BYTES = 64
     WIDE_SHUFFLE_WINDOWS = SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES // (
         (GATHER_MAX * 2 // WIDE_SHUFFLE_BYTES + 1) * WIDE_SHUFFLE_BYTES)
+    # Most windows (period times windows a piece) the periodic kernel keeps
+    # in registers.
+    SHUFFLE_PERIOD_SLOTS = 15
 
 
 cdef struct ShuffleProgram:
@@ -62,8 +65,11 @@ cdef struct ShuffleProgram:
     intp segment_step
     intp last_segment_pieces
     # A long run (plan_long_run): the pieces above come after this many
-    # periods of the first ones, which the periodic kernel runs first.
+    # periods of the first ones, which the periodic kernel runs first from
+    # their windows' offsets and masks (period * uniform slots in order).
     intp lead_rounds
+    intp lead_offset[SHUFFLE_PERIOD_SLOTS]
+    unsigned char lead_mask[SHUFFLE_PERIOD_SLOTS * WIDE_SHUFFLE_BYTES]
     unsigned char n_windows[SHUFFLE_PIECES]
     intp window_offset[SHUFFLE_PIECES * SHUFFLE_WINDOWS]
     unsigned char window_mask[SHUFFLE_PIECES * SHUFFLE_WINDOWS * SHUFFLE_BYTES]

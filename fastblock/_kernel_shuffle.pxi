@@ -56,10 +56,12 @@ cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char*
                             prog.n_windows, prog.window_offset, prog.window_mask,
                             prog.max_windows, prog.uniform, prog.period, prog.period_step,
                             prog.segment_pieces, prog.n_segments, prog.segment_step,
-                            prog.last_segment_pieces, prog.lead_rounds)
+                            prog.last_segment_pieces, prog.lead_rounds, prog.lead_offset,
+                            prog.lead_mask)
         else:
             fb_shuffle_pieces(dst + i * dst_row, src + i * src_row, prog.n_pieces, prog.last_start,
                               prog.n_windows, prog.window_offset, prog.window_mask,
                               prog.max_windows, prog.uniform, prog.period, prog.period_step,
                               prog.segment_pieces, prog.n_segments, prog.segment_step,
-                              prog.last_segment_pieces, prog.lead_rounds)
+                              prog.last_segment_pieces, prog.lead_rounds, prog.lead_offset,
+                              prog.lead_mask)

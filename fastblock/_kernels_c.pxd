@@ -37,13 +37,15 @@ cdef extern from "_src/shuffle.h" nogil:
                            const unsigned char* window_mask, int max_windows, int uniform,
                            int period, fb_intp period_step, fb_intp segment_pieces,
                            fb_intp n_segments, fb_intp segment_step,
-                           fb_intp last_segment_pieces, fb_intp lead_rounds) noexcept
+                           fb_intp last_segment_pieces, fb_intp lead_rounds,
+                           const fb_intp* lead_offset, const unsigned char* lead_mask) noexcept
     void fb_shuffle_wide(char* dst, const char* src, fb_intp n_pieces, fb_intp advance,
                          fb_intp last_start, const unsigned char* n_windows,
                          const fb_intp* window_offset, const unsigned char* window_mask,
                          int max_windows, int uniform, int period, fb_intp period_step,
                          fb_intp segment_pieces, fb_intp n_segments, fb_intp segment_step,
-                         fb_intp last_segment_pieces, fb_intp lead_rounds) noexcept
+                         fb_intp last_segment_pieces, fb_intp lead_rounds,
+                         const fb_intp* lead_offset, const unsigned char* lead_mask) noexcept
 
 
 cdef extern from "_src/transpose.h" nogil:

@@ -3,18 +3,18 @@
 # from the axes, their source offsets, and their shuffle programs
 # (_plan_shuffle.pxi), long runs included.
 
-from ._engine_types cimport Axes, GATHER_MAX, KERNEL_GATHER, KernelAxes, MAX_AXES, Plan, ShuffleProgram, intp
+from ._engine_types cimport (Axes, GATHER_MAX, KERNEL_GATHER, KernelAxes, MAX_AXES, Plan, ShuffleProgram,
+                             WIDE_SHUFFLE_BYTES, intp)
 
 
 cdef enum:
     # Runs of a ragged split up to this long are the kernel's rows, several
     # a block (build_loop); longer ones run a block each.
     RAGGED_ROWS_MAX_BYTES = 1024
-    # A repeating shuffle program's run (plan_long_run) spans at most this
-    # many bytes of the destination or, where further, of the source
-    # (pixels x source step): a block's rows read the same source lines,
-    # which longer runs push out of L1 (8 KiB spans lost against 4 KiB:
-    # 0.68 against 0.61 x np.copyto).
+    # A repeating shuffle program's run (plan_long_run) reads at most this
+    # many bytes of the source lines (plan_long_runs): a block's rows read
+    # the same source lines, which longer runs push out of L1 (8 KiB spans
+    # lost against 4 KiB: 0.68 against 0.61 x np.copyto).
     LONG_RUN_REACH = 4 * 1024
 
 
@@ -142,18 +142,24 @@ cdef void gather_offsets(Plan* p, const Axes* axes, int split_axis, intp part,
 cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, intp head_pixels,
                          intp shuffle_pixel_items, intp* part, intp* tail) noexcept nogil:
     """Longer parts of the split axis where the part's shuffle program
-    repeats (plan_long_run): fewer, longer runs, each reaching at most
-    LONG_RUN_REACH bytes. The period shows in the part's program, or else
-    in the whole table's (tail_shuffle serves to hold it). True (``part``
-    and ``tail`` lengthened, both programs built) where they are; else the
-    part's program stands and the tail's is still to build."""
-    cdef intp ext_k, src_k, pixel_reach, n_pieces, long_part, long_tail
+    repeats (plan_long_run): fewer, longer runs, each reading at most
+    LONG_RUN_REACH bytes of source lines and writing at most a block. A
+    pixel reads its items' bytes (fewer where they repeat), or the source
+    step to the next pixel where further. The period shows in the part's
+    program, or else in the whole table's (tail_shuffle serves to hold it).
+    True (``part`` and ``tail`` lengthened, both programs built) where they
+    are; else the part's program stands and the tail's is still to build."""
+    cdef intp ext_k, src_k, pixel_reach, n_pieces, long_part, long_tail, reach
     cdef const ShuffleProgram* pattern = &p.shuffle
     if part[0] <= 1:
         return False        # (and split_axis may be -1: no axis is split)
     ext_k = axes.extent[split_axis]
     src_k = axes.src_step[split_axis]
-    pixel_reach = imax(run * p.width, iabs(src_k))
+    # Runs of repeated items (Tile of 3-byte pixels 8 times along the last
+    # axis: a 24-byte pixel reads 3) run longer: per run, the kernel loads
+    # its masks and finishes its last pieces by the table (1.5 MiB result,
+    # one thread: 3 KiB runs 35 us, 24 KiB ones 24 us, a memset 17).
+    pixel_reach = imax(imin(run * p.width, pixel_span(p.gather, run, p.width)), iabs(src_k))
     if not (tuning.long_shuffle_runs and part[0] < ext_k and p.shuffle.n_pieces
             and part[0] * pixel_reach < LONG_RUN_REACH
             and (pieces_per_period(run * p.width) <= SHUFFLE_PERIOD_MAX
@@ -163,7 +169,8 @@ cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, in
         plan_shuffle(&p.tail_shuffle, p.gather, run * head_pixels, p.width, p.copy_bytes,
                      shuffle_pixel_items)
         pattern = &p.tail_shuffle
-    n_pieces = (ext_k * pixel_reach + LONG_RUN_REACH - 1) // LONG_RUN_REACH
+    n_pieces = imax((ext_k * pixel_reach + LONG_RUN_REACH - 1) // LONG_RUN_REACH,
+                    (ext_k * run * p.width + p.block_bytes - 1) // p.block_bytes)
     long_part = whole_part((ext_k + n_pieces - 1) // n_pieces, ext_k)
     # Parts of long_part pixels may need fewer than n_pieces parts
     # (2658 pixels in 63 parts of 43: 62 parts, the last of 35).
@@ -171,6 +178,18 @@ cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, in
     long_tail = ext_k - (n_pieces - 1) * long_part
     if long_tail == long_part:
         long_tail = 0
+    if long_part > head_pixels and use_wide_shuffles() \
+            and pattern.piece_bytes != WIDE_SHUFFLE_BYTES:
+        # A head whose source is shorter than a 64-byte window (Tile of
+        # 3-byte items 8 times along the last axis: 21 pixels, 63 bytes)
+        # got 16-byte pieces; the long runs it starts read on past it.
+        # 16-byte stores write a 1.5 MiB result in 1.6 x a memset's time,
+        # 64-byte ones in 1.0 x.
+        reach = (long_part - head_pixels) * iabs(src_k)
+        plan_shuffle(&p.tail_shuffle, p.gather, run * head_pixels, p.width, p.copy_bytes,
+                     shuffle_pixel_items, reach if src_k < 0 else 0, reach if src_k > 0 else 0)
+        if p.tail_shuffle.period and p.tail_shuffle.piece_bytes == WIDE_SHUFFLE_BYTES:
+            pattern = &p.tail_shuffle
     if not pattern.period or long_part <= part[0]:
         return False
     if plan_long_run(&p.shuffle, pattern, p.gather, head_pixels, long_part, run, src_k,
@@ -182,6 +201,16 @@ cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, in
         return True
     plan_shuffle(&p.shuffle, p.gather, run * part[0], p.width, p.copy_bytes, shuffle_pixel_items)
     return False
+
+
+cdef intp pixel_span(const intp* offsets, intp n_items, intp width) noexcept nogil:
+    """The source bytes from the lowest to the last of ``n_items`` items
+    of ``width`` bytes at ``offsets``."""
+    cdef intp lowest = offsets[0], highest = offsets[0], i
+    for i in range(n_items):
+        lowest = imin(lowest, offsets[i])
+        highest = imax(highest, offsets[i])
+    return highest - lowest + width
 
 
 cdef intp whole_part(intp longest, intp extent) noexcept nogil:

@@ -24,8 +24,8 @@
 
 from libc.string cimport memcmp, memcpy, memset
 
-from ._engine_types cimport (SHUFFLE_BYTES, SHUFFLE_PIECES, SHUFFLE_WINDOWS, ShuffleProgram,
-                             WIDE_SHUFFLE_BYTES, WIDE_SHUFFLE_WINDOWS, intp)
+from ._engine_types cimport (GATHER_MAX, SHUFFLE_BYTES, SHUFFLE_PERIOD_SLOTS, SHUFFLE_PIECES, SHUFFLE_WINDOWS,
+                             ShuffleProgram, WIDE_SHUFFLE_BYTES, WIDE_SHUFFLE_WINDOWS, intp)
 from ._kernels_c cimport fb_periodic_has
 
 
@@ -42,10 +42,11 @@ cdef enum:
     # pieces of 64 bytes do not repeat within the periodic kernel's slots
     # (plan_shuffle): one piece a period, of up to this many windows.
     PIXEL_UNIFORM_MAX = 8
-    # Longest period (in pieces) searched for, and most windows (period
-    # times windows a piece) the periodic kernel keeps in registers.
+    # Longest period (in pieces) searched for.
     SHUFFLE_PERIOD_MAX = 4
-    SHUFFLE_PERIOD_SLOTS = 15
+    # Items of a long run's rest (plan_long_run) at most: the 64-byte
+    # pieces' tables hold up to 1088 bytes.
+    LONG_RUN_REST_MAX = 2 * GATHER_MAX
 
 
 cdef intp pieces_per_period(intp pixel_bytes) noexcept nogil:
@@ -79,16 +80,19 @@ cdef intp pixel_pieces(intp pixel_bytes) noexcept nogil:
 
 
 cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
-                       intp width, intp copy_bytes, intp pixel_items) noexcept nogil:
+                       intp width, intp copy_bytes, intp pixel_items,
+                       intp read_below=0, intp read_above=0) noexcept nogil:
     """Build the shuffle program of a gathered run of ``n_items`` items of
     ``width`` bytes (1, 2 or 4) at source ``offsets``, for a copy of
     ``copy_bytes`` bytes: 64-byte pieces where the CPU has them and they
     apply, else 16-byte ones (not for 4-byte items). ``prog.n_pieces`` stays
     0 if shuffles are off, do not pay for so small a copy, or do not apply
-    (a source span or a run under a piece). A run of pixels of
+    (a readable source span or a run under a piece). A run of pixels of
     ``pixel_items`` items (1: none known) takes pieces that advance by
     whole pixels (``pixel_pieces``) where every piece then takes the same
-    few windows."""
+    few windows. The windows may read ``read_below`` bytes below the
+    lowest offset and ``read_above`` bytes above the last byte read: the
+    rest of a longer run these items are part of (plan_long_run)."""
     cdef intp advance_pixels = pixel_pieces(pixel_items * width)
     prog.n_pieces = 0
     prog.uniform = 0
@@ -96,14 +100,16 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
     if not shuffles_pay(copy_bytes) or (width != 1 and width != 2 and width != 4):
         return
     if advance_pixels and plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES,
-                                      SHUFFLE_UNIFORM_MAX, advance_pixels * pixel_items) \
+                                      SHUFFLE_UNIFORM_MAX, advance_pixels * pixel_items,
+                                      SHUFFLE_UNIFORM_MAX, read_below, read_above) \
             and prog.uniform:
         return
     # 4-byte items gain only where every piece takes a few windows (and
     # so their longer runs fit in the tables).
     if use_wide_shuffles() and plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES,
                                             SHUFFLE_UNIFORM_MAX if width == 4 else WIDE_SHUFFLE_WINDOWS,
-                                            WIDE_SHUFFLE_BYTES // width):
+                                            WIDE_SHUFFLE_BYTES // width, SHUFFLE_UNIFORM_MAX,
+                                            read_below, read_above):
         if width == 4 and prog.uniform == 0:
             prog.n_pieces = 0
         elif prog.period == 0 and width <= 2 and 1 < pixel_items * width <= WIDE_SHUFFLE_BYTES and (
@@ -118,24 +124,25 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
             # np.copyto. Only there: programs of fewer windows lost.
             if not (plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES, PIXEL_UNIFORM_MAX,
                                 WIDE_SHUFFLE_BYTES // (pixel_items * width) * pixel_items,
-                                PIXEL_UNIFORM_MAX) and prog.period):
+                                PIXEL_UNIFORM_MAX, read_below, read_above) and prog.period):
                 plan_pieces(prog, offsets, n_items, width, WIDE_SHUFFLE_BYTES, WIDE_SHUFFLE_WINDOWS,
-                            WIDE_SHUFFLE_BYTES // width)
+                            WIDE_SHUFFLE_BYTES // width, SHUFFLE_UNIFORM_MAX, read_below, read_above)
         return
     if width <= 2:
         plan_pieces(prog, offsets, n_items, width, SHUFFLE_BYTES, SHUFFLE_WINDOWS,
-                    SHUFFLE_BYTES // width)
+                    SHUFFLE_BYTES // width, SHUFFLE_UNIFORM_MAX, read_below, read_above)
 
 
 cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, intp width,
                       intp piece_bytes, int max_windows, intp advance_items,
-                      int uniform_max=SHUFFLE_UNIFORM_MAX) noexcept nogil:
+                      int uniform_max=SHUFFLE_UNIFORM_MAX, intp read_below=0,
+                      intp read_above=0) noexcept nogil:
     """``plan_shuffle`` with pieces and windows of ``piece_bytes`` bytes, at
     most ``max_windows`` windows a piece, and pieces ``advance_items`` items
     apart (at most a piece; each places those items, the last piece the
     last ``piece_bytes`` bytes); False (and no pieces) if the run or its
-    source span is shorter than a piece, the run is longer than the tables
-    hold, or a piece needs more windows."""
+    readable source span is shorter than a piece, the run is longer than
+    the tables hold, or a piece needs more windows."""
     cdef intp per_piece = piece_bytes // width, lowest, highest, first, i, q, n_pieces, placed
     cdef int w
     prog.n_pieces = 0
@@ -148,7 +155,7 @@ cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, i
         lowest = imin(lowest, offsets[i])
         highest = imax(highest, offsets[i])
     highest += width - 1        # the last source byte read
-    if highest - lowest + 1 < piece_bytes:
+    if highest + read_above - (lowest - read_below) + 1 < piece_bytes:
         return False
     # Pieces at advance_items * q while a whole piece fits before the last
     # one, which ends at the run's end (overlapping the one before).
@@ -166,7 +173,7 @@ cdef bint plan_pieces(ShuffleProgram* prog, const intp* offsets, intp n_items, i
             first = q * advance_items
             placed = advance_items
         w = place_windows(prog, &offsets[first], placed, q * max_windows, max_windows, width,
-                          piece_bytes, highest)
+                          piece_bytes, highest + read_above)
         if w < 0:
             return False
         prog.n_windows[q] = <unsigned char>w
@@ -187,7 +194,7 @@ cdef int place_windows(ShuffleProgram* prog, const intp* offsets, intp placed, i
     their count, -1 where more than ``max_windows`` would be needed. Each
     window takes at least the lowest pending item, so a piece needs at most
     one window per item; none reaches past ``highest``, the last source
-    byte the run reads."""
+    byte the run may read."""
     cdef bint pending[WIDE_SHUFFLE_BYTES]
     cdef intp start, slot, i, j
     cdef int w = 0, pending_count = <int>placed
@@ -251,35 +258,63 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
 
     A run that fits the table (``pixels <= head_pixels``) is an ordinary
     program, maybe none (the item loop). A longer one repeats: its first
-    ``lead_rounds`` periods run by the periodic kernel, from the masks of
-    a program built for the rest (a table of at most ``head_pixels``
-    pixels, which starts a whole number of periods in and so begins with
-    the same windows, checked here). The periodic kernel then loads its
-    masks once a run instead of once a table-sized piece of it. The lead's
-    windows stay inside the run's source span: each is a window of the rest
-    moved back by whole periods."""
-    cdef intp period_pixels, lead, j, period_step = pattern.period_step
+    ``lead_rounds`` periods run by the periodic kernel from the pattern's
+    first period (``lead_offset``, ``lead_mask``), then a program built for
+    the rest (at most LONG_RUN_REST_MAX items, the head's first pixel moved
+    along by ``pixel_step`` a pixel). The periodic
+    kernel then loads its masks once a run instead of once a table-sized
+    piece of it. Every window stays inside the run's source span: the
+    lead's, checked here, and the rest's, which may reach back into the
+    lead's."""
+    cdef intp period_pixels, lead, rest_pixels, i, j, lowest, highest, room
     # (pattern may be prog, which plan_shuffle below overwrites.)
-    cdef intp advance = pattern.piece_advance, piece_bytes = pattern.piece_bytes
-    cdef int period = pattern.period, windows = pattern.uniform, slots = period * windows
-    # The first period's windows of the pattern, then of the rest.
-    cdef intp first_offsets[2 * SHUFFLE_PERIOD_SLOTS]
-    cdef unsigned char first_masks[2 * SHUFFLE_PERIOD_SLOTS * WIDE_SHUFFLE_BYTES]
+    cdef intp period_step = pattern.period_step, advance = pattern.piece_advance
+    cdef intp piece_bytes = pattern.piece_bytes
+    cdef int period = pattern.period, windows = pattern.uniform
+    cdef intp lead_offset[SHUFFLE_PERIOD_SLOTS]
+    cdef unsigned char lead_mask[SHUFFLE_PERIOD_SLOTS * WIDE_SHUFFLE_BYTES]
+    cdef intp rest[LONG_RUN_REST_MAX]
     if pixels <= head_pixels:
         plan_shuffle(prog, head, pixels * pixel_items, width, copy_bytes, pixel_items)
         return True
-    if period == 0 or (period * pattern.piece_advance) % (width * pixel_items) != 0:
+    if period == 0 or (period * advance) % (width * pixel_items) != 0:
         return False
-    period_pixels = period * pattern.piece_advance // (width * pixel_items)
+    period_pixels = period * advance // (width * pixel_items)
     if period_step != period_pixels * pixel_step:
         return False
-    copy_first_period(pattern, first_offsets, first_masks)
+    # The run's source span: its first pixel's, moved along by the others.
+    lowest = head[0]
+    highest = head[0]
+    for i in range(pixel_items):
+        lowest = imin(lowest, head[i])
+        highest = imax(highest, head[i])
+    highest += width - 1 + imax(0, (pixels - 1) * pixel_step)
+    lowest += imin(0, (pixels - 1) * pixel_step)
+    # As many periods as leave at most a table of pixels, and no more than
+    # keep every window of the last one inside the span.
     lead = (pixels - head_pixels + period_pixels - 1) // period_pixels
-    plan_shuffle(prog, head, (pixels - lead * period_pixels) * pixel_items, width, copy_bytes,
-                 pixel_items)
-    # Too short to show its period (its last windows are moved back at the
-    # span's end), the rest runs by the table after the lead.
-    if prog.n_pieces < period or prog.uniform != windows or prog.piece_bytes != piece_bytes \
+    copy_first_period(pattern, lead_offset, lead_mask)
+    for j in range(period * windows):
+        if lead_offset[j] < lowest or lead_offset[j] + piece_bytes - 1 > highest:
+            return False
+        if period_step > 0:
+            room = highest - (lead_offset[j] + piece_bytes - 1)
+        else:
+            room = lead_offset[j] - lowest
+        if period_step != 0:
+            lead = imin(lead, room // iabs(period_step) + 1)
+    rest_pixels = pixels - lead * period_pixels
+    if lead <= 0 or rest_pixels * pixel_items > LONG_RUN_REST_MAX:
+        return False
+    # The rest's offsets: the head's first pixel, pixel_step on a pixel.
+    for j in range(rest_pixels):
+        for i in range(pixel_items):
+            rest[j * pixel_items + i] = head[i] + j * pixel_step
+    # The rest's windows may read back into the lead's source.
+    plan_shuffle(prog, rest, rest_pixels * pixel_items, width, copy_bytes,
+                 pixel_items, imax(0, lead * period_step), imax(0, -lead * period_step))
+    # The rest takes the lead's kernel for its own periods, if any.
+    if prog.n_pieces == 0 or prog.uniform != windows or prog.piece_bytes != piece_bytes \
             or prog.piece_advance != advance or (
             prog.period != 0 and (prog.period != period or prog.period_step != period_step)):
         prog.n_pieces = 0
@@ -291,23 +326,21 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
         prog.last_segment_pieces = 0
         prog.n_segments = 1
         prog.segment_step = 0
-    copy_first_period(prog, &first_offsets[slots], &first_masks[slots * piece_bytes])
-    for j in range(slots):
-        if first_offsets[j] != first_offsets[slots + j]:
-            prog.n_pieces = 0
-            return False
-    if memcmp(first_masks, &first_masks[slots * piece_bytes], slots * piece_bytes) != 0:
-        prog.n_pieces = 0
-        return False
+    memcpy(prog.lead_offset, lead_offset, period * windows * sizeof(intp))
+    memcpy(prog.lead_mask, lead_mask, period * windows * piece_bytes)
     prog.lead_rounds = lead
     return True
 
 
 cdef void copy_first_period(const ShuffleProgram* prog, intp* offsets, unsigned char* masks) noexcept nogil:
     """The window offsets and masks of a periodic program's first period
-    (``prog.piece_bytes`` bytes a mask)."""
+    (``prog.piece_bytes`` bytes a mask): its lead's, if it has one."""
     cdef int p, w, slot = 0
     cdef intp size = prog.piece_bytes
+    if prog.lead_rounds:
+        memcpy(offsets, prog.lead_offset, prog.period * prog.uniform * sizeof(intp))
+        memcpy(masks, prog.lead_mask, prog.period * prog.uniform * size)
+        return
     for p in range(prog.period):
         for w in range(prog.uniform):
             offsets[slot] = prog.window_offset[p * prog.max_windows + w]

@@ -76,18 +76,18 @@ void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_in
 
 /* The periodic pieces of a run, by the periodic kernel `KERNEL` (16- or
    64-byte pieces, `advance` bytes apart) for each (period, windows) pair
-   its fb_periodic_has answers for: lead_rounds periods, then
-   n_segments segments of whole periods. */
-#define FB_PERIODIC_RUN(KERNEL, P, W, ...) \
+   its fb_periodic_has answers for: lead_rounds periods from the lead's
+   windows, then n_segments segments of whole periods from the table's. */
+#define FB_PERIODIC_RUN(KERNEL, P, W) \
     if (lead_rounds) { \
-        KERNEL(dst, src, lead_rounds, period_step, __VA_ARGS__ P, W); \
+        KERNEL(dst, src, lead_rounds, period_step, advance, lead_offset, lead_mask, W, P, W); \
         dst += advance * P * lead_rounds; \
         src += period_step * lead_rounds; \
     } \
     for (k = 0; k < n_segments; k++) \
         KERNEL(dst + advance * segment_pieces * k, src + segment_step * k, \
                (k < n_segments - 1 ? segment_pieces : last_segment_pieces) / P, \
-               period_step, __VA_ARGS__ P, W);
+               period_step, advance, window_offset, window_mask, max_windows, P, W);
 /* Each (P, W) of the 16-byte periodic kernel in a function of its own:
    inlined into fb_shuffle_pieces, the kernel's window went through the
    stack on every piece (gcc's register allocation over the whole switch;
@@ -95,9 +95,10 @@ void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_in
 #define FB_DEFINE_PERIODIC16(P, W) \
     static __attribute__((noinline, target("ssse3"))) \
     void fb_periodic16_##P##_##W(char *dst, const char *src, fb_intp n_rounds, fb_intp step, \
-                                 const fb_intp *window_offset, const unsigned char *window_mask, \
-                                 int max_windows, int unused_p, int unused_w) { \
-        (void)unused_p; (void)unused_w; \
+                                 fb_intp advance_16, const fb_intp *window_offset, \
+                                 const unsigned char *window_mask, int max_windows, \
+                                 int unused_p, int unused_w) { \
+        (void)advance_16; (void)unused_p; (void)unused_w; \
         fb_shuffle_periodic16_n(dst, src, n_rounds, step, window_offset, window_mask, \
                                 max_windows, P, W); \
     }
@@ -107,7 +108,7 @@ FB_DEFINE_PERIODIC16(2, 3) FB_DEFINE_PERIODIC16(2, 4) FB_DEFINE_PERIODIC16(3, 1)
 FB_DEFINE_PERIODIC16(3, 2) FB_DEFINE_PERIODIC16(4, 1) FB_DEFINE_PERIODIC16(4, 2)
 #undef FB_DEFINE_PERIODIC16
 #define FB_PERIODIC16(P, W) case 16 * P + W: \
-    FB_PERIODIC_RUN(fb_periodic16_##P##_##W, P, W, window_offset, window_mask, max_windows,) \
+    FB_PERIODIC_RUN(fb_periodic16_##P##_##W, P, W) \
     break;
 
 /* (period, windows a piece) pairs of 16-byte pieces that the periodic
@@ -122,7 +123,8 @@ void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces, fb_intp las
                        const unsigned char *window_mask, int max_windows, int uniform,
                        int period, fb_intp period_step, fb_intp segment_pieces,
                        fb_intp n_segments, fb_intp segment_step,
-                       fb_intp last_segment_pieces, fb_intp lead_rounds) {
+                       fb_intp last_segment_pieces, fb_intp lead_rounds,
+                       const fb_intp *lead_offset, const unsigned char *lead_mask) {
     const fb_intp advance = 16;
     fb_intp q, k, first = 0;
     int w;
@@ -243,7 +245,7 @@ static int fb_periodic64_has(int period, int windows) {
                             || (period == 4 && windows <= 3));
 }
 #define FB_PERIODIC(P, W) case 16 * P + W: \
-    FB_PERIODIC_RUN(fb_shuffle_periodic_n, P, W, advance, window_offset, window_mask, max_windows,) \
+    FB_PERIODIC_RUN(fb_shuffle_periodic_n, P, W) \
     break;
 
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
@@ -253,7 +255,8 @@ void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, fb_intp advan
                      const unsigned char *window_mask, int max_windows, int uniform,
                      int period, fb_intp period_step, fb_intp segment_pieces,
                      fb_intp n_segments, fb_intp segment_step,
-                     fb_intp last_segment_pieces, fb_intp lead_rounds) {
+                     fb_intp last_segment_pieces, fb_intp lead_rounds,
+                     const fb_intp *lead_offset, const unsigned char *lead_mask) {
     fb_intp first = 0, k;
     /* A long run (plan_long_run, never without a period): the
        program's pieces come after lead_rounds periods of its first ones. */

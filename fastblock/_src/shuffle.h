@@ -19,18 +19,22 @@ FB_INTERNAL void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces,
                                    const unsigned char *window_mask, int max_windows, int uniform,
                                    int period, fb_intp period_step, fb_intp segment_pieces,
                                    fb_intp n_segments, fb_intp segment_step,
-                                   fb_intp last_segment_pieces, fb_intp lead_rounds);
+                                   fb_intp last_segment_pieces, fb_intp lead_rounds,
+                                   const fb_intp *lead_offset, const unsigned char *lead_mask);
 
 /* One run of 64-byte pieces `advance` bytes apart; with a `period`, its
    repeating pieces by the periodic kernel (masks kept in registers) in
-   segments, the rest by the table loop. */
+   segments, the rest by the table loop. A long run first repeats the
+   lead's period (its period * uniform windows' offsets and masks, in
+   order) lead_rounds times, the table's pieces after it. */
 FB_INTERNAL void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, fb_intp advance,
                                  fb_intp last_start,
                                  const unsigned char *n_windows, const fb_intp *window_offset,
                                  const unsigned char *window_mask, int max_windows, int uniform,
                                  int period, fb_intp period_step, fb_intp segment_pieces,
                                  fb_intp n_segments, fb_intp segment_step,
-                                 fb_intp last_segment_pieces, fb_intp lead_rounds);
+                                 fb_intp last_segment_pieces, fb_intp lead_rounds,
+                                 const fb_intp *lead_offset, const unsigned char *lead_mask);
 
 /* Whether the pieces of `piece_bytes` (16: fb_shuffle_pieces, 64:
    fb_shuffle_wide) run (period, windows a piece) by the periodic kernel. */

@@ -22,10 +22,13 @@
 #   allocator_may_return_null=1 (the overflow tests ask for results larger
 #   than any memory: NumPy must see NULL and raise MemoryError, not ASan
 #   abort; ASan logs one benign "failed to allocate" line for each).
-#   UBSAN_OPTIONS: halt_on_error=1, print_stacktrace=1. Every report is
+#   UBSAN_OPTIONS: halt_on_error=1, print_stacktrace=1. Every ASan report is
 #   written to a log directory as well; the run fails when any log holds more
 #   than those benign lines, so a report from a subprocess (the fork and
-#   spawn tests) is not lost either.
+#   spawn tests) is not lost either. UBSan running beside ASan ignores
+#   log_path and writes to the process's stderr (fd 2), so pytest captures
+#   only Python's sys.stderr here (--capture=sys): a report that stops the
+#   process would otherwise be swallowed with pytest's captured fd.
 # * The tests that compare with OpenVINO are left out (its runtime exits the
 #   process under a preloaded ASan); everything else runs.
 # * Environment knobs: FASTBLOCK_SANITIZE_DIR (scratch directory, kept when
@@ -120,7 +123,7 @@ status=0
 # uninstrumented: the tests that use either run in the normal suite only.
 # Everything else runs here.
 if [ "$#" -eq 0 ]; then set -- tests -k "not openvino and not torch"; fi
-(cd "$tree" && "$python" -m pytest -q -p no:cacheprovider "$@") || status=$?
+(cd "$tree" && "$python" -m pytest -q -p no:cacheprovider --capture=sys "$@") || status=$?
 
 # With allocator_may_return_null=1 ASan still logs one line per refused
 # allocation ("WARNING: AddressSanitizer failed to allocate 0x... bytes"):
@@ -136,5 +139,9 @@ for f in $(find "$logs" -type f | sort); do
   fi
 done
 if [ "$found" -ne 0 ]; then status=1; fi
+case $status in
+  86) echo "== a halting ASan report (exit 86): see the output above" >&2 ;;
+  87) echo "== a halting UBSan report (exit 87): 'runtime error' in the output above" >&2 ;;
+esac
 echo "== sanitized run: exit $status, $(( $(date +%s) - start )) s in all"
 exit $status

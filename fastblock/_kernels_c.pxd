@@ -28,6 +28,9 @@ cdef extern from "_src/repeat.h" nogil:
     void fb_repeat_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
                         fb_intp src_row, fb_intp width, fb_intp count,
                         const unsigned char* masks, int n_masks) noexcept
+    void fb_repeat_short_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
+                              fb_intp src_row, fb_intp width, fb_intp count,
+                              const unsigned char* masks, int n_masks) noexcept
 
 
 cdef extern from "_src/shuffle.h" nogil:

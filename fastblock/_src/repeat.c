@@ -98,4 +98,53 @@ void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
     }
 }
 
+/* Rows shorter than a period (total = width * count < lcm(width, 16)):
+   each row's registers are those of the period's start, the last one
+   past the row's end. Rows packed one after another (dst_row == total)
+   store the last register whole, over the next rows, which are written
+   after it; the block's last rows, and rows apart, end with a register
+   that ends at the row's end (tail_mask), or under 16 bytes, with a copy
+   of the row's bytes. */
+__attribute__((target("ssse3")))
+void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                          fb_intp src_row, fb_intp width, fb_intp count,
+                          const unsigned char *masks, int n_masks) {
+    const fb_intp total = width * count, n_regs = (total + 15) / 16;
+    const fb_intp past_end = 16 * n_regs - total;
+    /* total is at most 15 * 15 bytes: 15 registers. */
+    __m128i reg_mask[15], tail = _mm_setzero_si128();
+    fb_intp i, r, packed = 0;
+    unsigned char tail_mask[16];
+    int j;
+    for (r = 0; r < n_regs; r++)
+        reg_mask[r] = _mm_loadu_si128((const __m128i *)(masks + 16 * (r % n_masks)));
+    if (total >= 16) {
+        for (j = 0; j < 16; j++)
+            tail_mask[j] = (unsigned char)((total - 16 + j) % width);
+        tail = _mm_loadu_si128((const __m128i *)tail_mask);
+    }
+    /* Rows whose last register stays inside the block's later rows. */
+    if (dst_row == total)
+        packed = n_rows > (past_end + total - 1) / total ? n_rows - (past_end + total - 1) / total : 0;
+    for (i = 0; i < packed; i++) {
+        char *d = dst + i * dst_row;
+        __m128i item = fb_load_item(src + i * src_row, width);
+        for (r = 0; r < n_regs; r++)
+            _mm_storeu_si128((__m128i *)(d + 16 * r), _mm_shuffle_epi8(item, reg_mask[r]));
+    }
+    for (; i < n_rows; i++) {
+        char *d = dst + i * dst_row;
+        __m128i item = fb_load_item(src + i * src_row, width);
+        if (total >= 16) {
+            for (r = 0; 16 * (r + 1) <= total; r++)
+                _mm_storeu_si128((__m128i *)(d + 16 * r), _mm_shuffle_epi8(item, reg_mask[r]));
+            _mm_storeu_si128((__m128i *)(d + total - 16), _mm_shuffle_epi8(item, tail));
+        } else {
+            unsigned char row[16];
+            _mm_storeu_si128((__m128i *)row, _mm_shuffle_epi8(item, reg_mask[0]));
+            memcpy(d, row, (size_t)total);
+        }
+    }
+}
+
 #endif

@@ -14,10 +14,18 @@
 FB_INTERNAL void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                 fb_intp src_row, fb_intp width, fb_intp count,
                                 const unsigned char *masks, int n_masks);
+/* The same for rows of any length from 2 copies (count >= 2), shorter
+   than a period too: rows packed one after another (dst_row == width *
+   count) may be written up to 15 bytes past their end, over the rows
+   that follow them among the n_rows, never past the last one. */
+FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                                      fb_intp src_row, fb_intp width, fb_intp count,
+                                      const unsigned char *masks, int n_masks);
 #else
 /* Without SSSE3 the planner repeats no rows by registers (cpu.h answers
    0): the calls compile to nothing. */
 #define fb_repeat_rows(...) ((void)0)
+#define fb_repeat_short_rows(...) ((void)0)
 #endif
 
 #endif

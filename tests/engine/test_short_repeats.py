@@ -52,3 +52,36 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
     expected = np.repeat(x, count, axis=1)
     assert out.tobytes() == expected.tobytes()
     del source_map, out_map
+
+
+@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("gap", [0, 3])
+@pytest.mark.parametrize("rows", [1, 2, 3, 50, 1000])
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 7, 8, 15])
+@pytest.mark.parametrize("width", [3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15])
+def test_short_repeats_of_other_widths(width, count, rows, gap, simd):
+    # Items of widths that are no register's, repeated 2 to 15 times: each
+    # row by the registers of its period's start (fb_repeat_short_rows),
+    # rows packed one after another written past their end over the rows
+    # after them, never past the block's last row (here the last readable
+    # byte); rows apart (`gap` items between them) end with a register
+    # that ends at the row's end, or a copy under 16 bytes, and leave the
+    # gap alone.
+    raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
+    item = np.dtype(f"V{width}")
+    source, source_map, _ = _guarded(rows * width)
+    source[...] = raw
+    x = source.view(item).reshape(rows, 1)
+    result, out_map, _ = _guarded(rows * (count + gap) * width)
+    whole = result.view(item).reshape(rows, count + gap)
+    out = whole[:, :count]
+    plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
+    if rows > 1:
+        assert plan["kernel"] == "block" and plan["row_items"] == count, plan
+    for num_threads in (1, 3):
+        result[...] = 0
+        with _engine.tune(simd=simd):
+            assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
+        assert out.tobytes() == np.tile(x, (1, count)).tobytes()
+        assert not whole[:, count:].tobytes().strip(b"\0")
+    del source_map, out_map

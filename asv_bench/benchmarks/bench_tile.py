@@ -8,11 +8,15 @@ the repeats. Classes (see ``common`` for what each figure means):
                        FASTBLOCK_ASV_FULL=1: the full product).
 - ``TileDtypes``       every item size at every size, both thread counts.
 - ``TileNumPy``, ``TileDtypesNumPy``  the same cases, ``np.tile``.
+- ``TilePixels``       channels-last pixels repeated along the last axis
+                       ([H, W, C] by (1, 1, r)): pixels of 3 to 12 bytes,
+                       the gathered byte shuffles and the short-repeat
+                       kernels (FASTBLOCK_ASV_FULL=1: 64 MiB too).
 - ``TileMemory``       peak memory and allocations per call, at 64 MiB.
 """
 from . import common
 from .common import (DTYPE_GRID, DTYPE_NAMES, DTYPES, RANKS, SIZES, THREADS, TILE_FACTORS,
-                     TILE_PATTERNS, grid, tile_case)
+                     TILE_PATTERNS, grid, pixel_tile_case, tile_case)
 
 GRID_NAMES = ["rank", "pattern", "factor", "dtype", "size", "threads"]
 GRID = [
@@ -57,6 +61,19 @@ class TileDtypesNumPy(common._NumpyBench):
 
     def make_case(self, dtype, size):
         return tile_case(dtype=dtype, size=size, threads=1, **DTYPE_FIXED)
+
+
+class TilePixels(common._FastblockBench):
+    param_names = ["pixel", "repeats", "size", "threads"]
+    params = [
+        ["uint8x3", "uint8x5", "uint8x7", "uint16x3", "uint16x5", "float32x3"],
+        [2, 8],
+        grid(["512KiB"], ["512KiB", "64MiB"]),
+        THREADS,
+    ]
+
+    def make_case(self, pixel, repeats, size, threads):
+        return pixel_tile_case(pixel, repeats, size, threads)
 
 
 class TileMemory(common._MemoryBench):

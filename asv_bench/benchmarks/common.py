@@ -463,6 +463,27 @@ def tile_case(rank: int, pattern: str, factor: int, dtype: str, size: str, threa
     return checked(("tile", rank, pattern, factor, dtype, size, threads), case)
 
 
+def pixel_tile_case(pixel: str, repeats: int, size: str, threads) -> Case:
+    """Tile of channels-last pixels along the last axis: [H, W, C] by (1, 1,
+    ``repeats``), ``pixel`` "dtype x C" (items of C * itemsize bytes, most
+    of them no register's width), the result about the size's bytes."""
+    dtype, channels = pixel.split("x")
+    channels = int(channels)
+    pixels = max(1, SIZE_BYTES[size] // (channels * repeats * item_size(dtype)))
+    height, width = _sides(pixels, 2, 1)
+    shape = (height, width, channels)
+    reps = (1, 1, repeats)
+    x = cached_input(shape, dtype)
+    n_threads = thread_count(threads)
+
+    def call(x, out):
+        return fb.tile(x, reps, out=out, num_threads=n_threads)
+
+    case = Case(x, (height, width, channels * repeats), call, lambda x, out: np.tile(x, reps),
+                lambda x: np.tile(x, reps), numpy_has_out=False)
+    return checked(("pixel tile", pixel, repeats, size, threads), case)
+
+
 # ---------------------------------------------------------------------------
 # Timing for the derived figures
 

@@ -261,11 +261,10 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     ``lead_rounds`` periods run by the periodic kernel from the pattern's
     first period (``lead_offset``, ``lead_mask``), then a program built for
     the rest (at most LONG_RUN_REST_MAX items, the head's first pixel moved
-    along by ``pixel_step`` a pixel). The periodic
-    kernel then loads its masks once a run instead of once a table-sized
-    piece of it. Every window stays inside the run's source span: the
-    lead's, checked here, and the rest's, which may reach back into the
-    lead's."""
+    along by ``pixel_step`` a pixel). The periodic kernel then loads its
+    masks once a run instead of once a table-sized piece of it. Every
+    window stays inside the run's source span: the lead's, checked here,
+    and the rest's, which may reach back into the lead's."""
     cdef intp period_pixels, lead, rest_pixels, i, j, lowest, highest, room
     # (pattern may be prog, which plan_shuffle below overwrites.)
     cdef intp period_step = pattern.period_step, advance = pattern.piece_advance

@@ -266,15 +266,22 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
         elif n_inner < 16 and is_register_width(width):
             repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
-        elif use_ssse3() and width < 16:
-            # Shorter rows of other widths: the registers of the period's
-            # start. By memcpy doubling, a 1 MiB result of 5-byte items
-            # twice took 30 x np.copyto, 7 this way (register widths: one
-            # store an item stays faster, 2.7 against 4.5 for 4-byte items
-            # 5 times).
+        elif use_ssse3() and width < 16 and n_inner > 2:
+            # Shorter rows of other widths, 3 to 15 copies: the registers of
+            # the period's start (1 MiB results of 3- to 15-byte items 8
+            # times: 1.1 to 3.3 x np.copyto, item by item 1.9 to 6.8;
+            # register widths keep one store an item, 2.7 against 4.5 for
+            # 4-byte items 5 times).
             n_masks = repeat_masks(masks, width)
             fb_repeat_short_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks,
                                  n_masks)
+        elif n_inner < 16:
+            # Two copies, wider items, or no SSSE3: item by item (two copies
+            # of a compile-time size each). By memcpy doubling, three or
+            # four library calls a row, 1 MiB results took 4 to 30 x
+            # np.copyto (float32 pixels of 5 twice: 8.2, now 1.7).
+            copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer,
+                               src_inner, width)
         else:
             for i in range(n_outer):
                 fill_repeats(dst + i * dst_outer, src + i * src_outer, width, n_inner)

@@ -14,7 +14,7 @@
 FB_INTERNAL void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                 fb_intp src_row, fb_intp width, fb_intp count,
                                 const unsigned char *masks, int n_masks);
-/* The same for rows of any length from 2 copies (count >= 2), shorter
+/* The same for rows of any length from 3 copies (count >= 3), shorter
    than a period too: rows packed one after another (dst_row == width *
    count) may be written up to 15 bytes past their end, over the rows
    that follow them among the n_rows, never past the last one. */

@@ -39,8 +39,10 @@ WORKERS, CALLS_PER_WORKER = 8, 150
 @pytest.fixture(autouse=True)
 def watchdog():
     """Should a test hang in spite of its own deadlines, dump every thread's
-    stack and end the process instead of blocking CI."""
-    faulthandler.dump_traceback_later(3 * TIMEOUT + 60, exit=True)
+    stack and end the process instead of blocking CI. The stacks go to the
+    process's own stderr: under ``--capture=sys`` (ci/sanitize.sh) pytest's
+    sys.stderr has no file descriptor."""
+    faulthandler.dump_traceback_later(3 * TIMEOUT + 60, exit=True, file=sys.__stderr__)
     yield
     faulthandler.cancel_dump_traceback_later()
 
@@ -121,7 +123,7 @@ def _join_all(threads, deadline):
         t.join(max(0.0, deadline - time.monotonic()))
     stuck = [t.name for t in threads if t.is_alive()]
     if stuck:
-        faulthandler.dump_traceback(all_threads=True)
+        faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
         pytest.fail(f"threads still running after {TIMEOUT} s (deadlock?): {stuck}")
 
 

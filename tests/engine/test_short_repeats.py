@@ -58,15 +58,16 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
 @pytest.mark.parametrize("gap", [0, 3])
 @pytest.mark.parametrize("rows", [1, 2, 3, 50, 1000])
 @pytest.mark.parametrize("count", [2, 3, 4, 5, 7, 8, 15])
-@pytest.mark.parametrize("width", [3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15])
+@pytest.mark.parametrize("width", [3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 33, 40])
 def test_short_repeats_of_other_widths(width, count, rows, gap, simd):
-    # Items of widths that are no register's, repeated 2 to 15 times: each
-    # row by the registers of its period's start (fb_repeat_short_rows),
-    # rows packed one after another written past their end over the rows
-    # after them, never past the block's last row (here the last readable
-    # byte); rows apart (`gap` items between them) end with a register
-    # that ends at the row's end, or a copy under 16 bytes, and leave the
-    # gap alone.
+    # Items of widths that are no register's, repeated 2 to 15 times. Under
+    # 16 bytes, from 3 copies, with SSSE3, each row by the registers of its
+    # period's start (fb_repeat_short_rows): rows packed one after another
+    # written past their end over the rows after them, never past the
+    # block's last row (here the last readable byte); rows apart (`gap`
+    # items between them) end with a register that ends at the row's end,
+    # or a copy under 16 bytes, and leave the gap alone. Two copies, wider
+    # items, and every width without SIMD, item by item.
     raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
     item = np.dtype(f"V{width}")
     source, source_map, _ = _guarded(rows * width)

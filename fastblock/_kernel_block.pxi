@@ -269,7 +269,7 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
         elif use_ssse3() and width < 16 and n_inner > 2:
             # Shorter rows of other widths, 3 to 15 copies: the registers of
             # the period's start (1 MiB results of 3- to 15-byte items 8
-            # times: 1.1 to 3.3 x np.copyto, item by item 1.9 to 6.8;
+            # times: 1.1 to 3.5 x np.copyto, item by item 1.9 to 7.3;
             # register widths keep one store an item, 2.7 against 4.5 for
             # 4-byte items 5 times).
             n_masks = repeat_masks(masks, width)
@@ -279,7 +279,7 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             # Two copies, wider items, or no SSSE3: item by item (two copies
             # of a compile-time size each). By memcpy doubling, three or
             # four library calls a row, 1 MiB results took 4 to 30 x
-            # np.copyto (float32 pixels of 5 twice: 8.2, now 1.7).
+            # np.copyto (float32 pixels of 5 twice: 8.2, now 1.6).
             copy_strided_block(dst, src, n_outer, n_inner, dst_outer, dst_inner, src_outer,
                                src_inner, width)
         else:

@@ -98,9 +98,9 @@ void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
     }
 }
 
-/* Rows shorter than a period (total = width * count < lcm(width, 16)):
-   each row's registers are those of the period's start, the last one
-   past the row's end. Rows packed one after another (dst_row == total)
+/* Rows of 3 to 15 copies, shorter than a period or not: each row's
+   registers are those of the period's start, the last one past the
+   row's end. Rows packed one after another (dst_row == total)
    store the last register whole, over the next rows, which are written
    after it; the block's last rows, and rows apart, end with a register
    that ends at the row's end (tail_mask), or under 16 bytes, with a copy
@@ -111,6 +111,8 @@ void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp ds
                           const unsigned char *masks, int n_masks) {
     const fb_intp total = width * count, n_regs = (total + 15) / 16;
     const fb_intp past_end = 16 * n_regs - total;
+    /* Rows the last register of a row reaches into. */
+    const fb_intp spill_rows = (past_end + total - 1) / total;
     /* total is at most 15 * 15 bytes: 15 registers. */
     __m128i reg_mask[15], tail = _mm_setzero_si128();
     fb_intp i, r, packed = 0;
@@ -124,8 +126,8 @@ void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp ds
         tail = _mm_loadu_si128((const __m128i *)tail_mask);
     }
     /* Rows whose last register stays inside the block's later rows. */
-    if (dst_row == total)
-        packed = n_rows > (past_end + total - 1) / total ? n_rows - (past_end + total - 1) / total : 0;
+    if (dst_row == total && n_rows > spill_rows)
+        packed = n_rows - spill_rows;
     for (i = 0; i < packed; i++) {
         char *d = dst + i * dst_row;
         __m128i item = fb_load_item(src + i * src_row, width);

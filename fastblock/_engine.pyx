@@ -160,8 +160,9 @@ def started_team_on_this_thread():
     forked from this thread would wait for forever."""
     return bool(fb_team_started_here())
 
-# Bytes of a cache line (the unit the source is read in).
-cdef intp CACHE_LINE = 64
+cdef enum:
+    # Bytes of a cache line (the unit the source is read in).
+    CACHE_LINE = 64
 
 
 cdef inline intp iabs(intp v) noexcept nogil:

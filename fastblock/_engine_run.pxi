@@ -2,8 +2,6 @@
 # each block streamed or faulted ahead as the plan says. The one switch on
 # the plan's kernel is run_kernel.
 
-from libc.string cimport memmove
-
 from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX,
                              MAX_LOOP, Plan, ShuffleProgram, intp)
 from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_stream_copy, fb_stream_fence, fb_stream_lines,
@@ -108,18 +106,19 @@ cdef void block_rows(const Plan* p, intp run, intp size_a, intp size_b,
 
 cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, char* dst,
                        const char* src, intp size_a, intp size_b, char* stage,
-                       char** stream_end) noexcept nogil:
+                       char** stream_end, HeldLines* held) noexcept nogil:
     """Run one kernel block into ``stage`` (packed rows) and stream its rows
     to the destination; False (nothing done) when the block's destination is
     not whole rows that fit the stage, or its rows are short and apart.
-    ``stream_end``: where the last streamed row ended (updated)."""
+    ``stream_end``: where the last streamed row ended (updated); ``held``:
+    the partial last lines of the spans streamed so far (stream_span)."""
     cdef BlockRows rows
     cdef intp row_bytes, i, chunk
     cdef bint streams
     if p.kernel == KERNEL_TRANSPOSE:
         return stream_transpose(p, dst, src, size_a, size_b, stage)
     if p.kernel == KERNEL_LANES and not p.lanes.interleave:
-        return stream_lane_split(p, dst, src, size_a, size_b, stage)
+        return stream_lane_split(p, dst, src, size_a, size_b, stage, held)
     block_rows(p, run, size_a, size_b, &rows)
     if not rows.packed:
         return False
@@ -137,7 +136,10 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     if p.kernel == KERNEL_BLOCK and p.src_b == p.width:
         # Contiguous on both sides: stream straight from the source.
         for i in range(size_a):
-            fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
+            if p.dst_a == row_bytes or size_a == 1:
+                stream_span(&held.span[0], dst + i * row_bytes, src + i * p.src_a, row_bytes)
+            else:
+                fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
         return True
     # Gathered runs go a row at a time if their rows are longer than a
     # chunk; block kernels keep such blocks whole (they lost 0.09, rows of
@@ -146,23 +148,24 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     if p.kernel == KERNEL_LANES or (p.kernel == KERNEL_BLOCK and p.src_b == 0) \
             or not 1 <= chunk < size_a:
         run_kernel(p, program, run, stage, src, size_a, size_b, row_bytes, p.lanes.offset, True)
-        stream_rows(dst, p.dst_a, stage, size_a, row_bytes)
+        stream_rows(held, dst, p.dst_a, stage, size_a, row_bytes)
     else:
-        stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, chunk, stage)
+        stream_in_chunks(p, program, run, dst, src, size_a, size_b, row_bytes, chunk, stage, held)
     return True
 
 
 cdef bint stream_lane_split(const Plan* p, char* dst, const char* src, intp size_a, intp size_b,
-                            char* stage) noexcept nogil:
+                            char* stage, HeldLines* held) noexcept nogil:
     """``run_streamed`` for a lane split: each lane's rows of a block go
     into the stage one after another, and stream out as one run where the
     destination rows follow each other too (``dst_a`` one row: SpaceToDepth
-    channels-first, whose next block continues the run), else row by row.
+    channels-first, whose next block continues the run: the first
+    HELD_SPANS runs hold their partial last lines for it), else row by row.
     False (nothing done) when the block does not fit the stage, or its runs
     are short and not whole lines."""
     cdef intp row_bytes = size_b * p.width, n_in = p.lanes.rows_in, n_lanes = p.lanes.n_lanes
     cdef bint runs = p.dst_a == row_bytes
-    cdef intp lane_bytes = size_a * row_bytes, i, m, l
+    cdef intp lane_bytes = size_a * row_bytes, i, m, l, k
     cdef char* at
     cdef const char* staged
     cdef intp staged_offset[LANES_MAX]
@@ -181,8 +184,11 @@ cdef bint stream_lane_split(const Plan* p, char* dst, const char* src, intp size
     for m in range(n_in):
         for l in range(n_lanes):
             at = dst + m * p.lanes.dst_in + p.lanes.offset[l]
-            staged = stage + (m * n_lanes + l) * lane_bytes
-            if runs:
+            k = m * n_lanes + l
+            staged = stage + k * lane_bytes
+            if runs and k < HELD_SPANS:
+                stream_span(&held.span[k], at, staged, lane_bytes)
+            elif runs:
                 fb_stream_copy(at, staged, lane_bytes)
             else:
                 for i in range(size_a):
@@ -222,37 +228,17 @@ cdef bint stream_transpose(const Plan* p, char* dst, const char* src, intp size_
 
 cdef void stream_in_chunks(const Plan* p, const ShuffleProgram* program, intp run, char* dst,
                            const char* src, intp size_a, intp size_b, intp row_bytes,
-                           intp chunk, char* stage) noexcept nogil:
+                           intp chunk, char* stage, HeldLines* held) noexcept nogil:
     """``run_streamed`` for a block of short rows (gathered runs, block
-    kernels): ``chunk`` rows at a time. Rows that are one
-    span stream each chunk up to its last line boundary and carry the bytes
-    past it into the next, so no line is streamed in two parts."""
-    cdef intp i = 0, n_rows, carry = 0, held, cut
-    if p.dst_a != row_bytes:
-        while i < size_a:
-            n_rows = imin(chunk, size_a - i)
-            run_kernel(p, program, run, stage, src + i * p.src_a, n_rows, size_b, row_bytes,
-                       p.lanes.offset, True)
-            stream_rows(dst + i * p.dst_a, p.dst_a, stage, n_rows, row_bytes)
-            i += n_rows
-        return
+    kernels): ``chunk`` rows at a time (stream_rows: rows that are one
+    span go whole lines only)."""
+    cdef intp i = 0, n_rows
     while i < size_a:
         n_rows = imin(chunk, size_a - i)
-        run_kernel(p, program, run, stage + carry, src + i * p.src_a, n_rows, size_b, row_bytes,
+        run_kernel(p, program, run, stage, src + i * p.src_a, n_rows, size_b, row_bytes,
                    p.lanes.offset, True)
-        held = carry + n_rows * row_bytes
+        stream_rows(held, dst + i * p.dst_a, p.dst_a, stage, n_rows, row_bytes)
         i += n_rows
-        if i == size_a:
-            fb_stream_copy(dst, stage, held)
-            return
-        # The bytes up to the last line boundary go now, the rest later.
-        cut = <intp>(<size_t>(dst + held) & ~(<size_t>CACHE_LINE - 1)) - <intp>dst
-        if cut > 0:
-            fb_stream_copy(dst, stage, cut)
-            memmove(stage, stage + cut, held - cut)
-            dst += cut
-            held -= cut
-        carry = held
 
 
 cdef void fault_block(const Plan* p, RecentPages* recent, intp run, const char* dst, intp size_a,
@@ -270,7 +256,8 @@ cdef void fault_block(const Plan* p, RecentPages* recent, intp run, const char* 
 
 cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp run, char* block_dst,
                            const char* block_src, intp size_a, intp size_b, char* stage,
-                           char** stream_end, RecentPages* recent, int faults) noexcept nogil:
+                           char** stream_end, HeldLines* held, RecentPages* recent,
+                           int faults) noexcept nogil:
     """One kernel block, streamed (``run_streamed``) or once for every part,
     its fresh pages faulted ahead (``fault_block``) unless ``faults`` says
     they are in place; with FAULTS_ONLY, only that."""
@@ -285,7 +272,8 @@ cdef inline void run_block(const Plan* p, const ShuffleProgram* program, intp ru
     if faults == FAULTS_ONLY:
         return
     if p.stream and run_streamed(p, program, run, block_dst + p.dst_offsets[0],
-                                 block_src + p.src_offsets[0], size_a, size_b, stage, stream_end):
+                                 block_src + p.src_offsets[0], size_a, size_b, stage, stream_end,
+                                 held):
         return
     for part in range(p.n_parts):
         run_kernel(p, program, run, block_dst + p.dst_offsets[part], block_src + p.src_offsets[part],
@@ -306,6 +294,7 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
     cdef char* stage = stage_memory + ((PAGE_BYTES - (<size_t>stage_memory & (PAGE_BYTES - 1)))
                                        & (PAGE_BYTES - 1)) + STAGE_PAGE_OFFSET
     cdef char* stream_end = NULL
+    cdef HeldLines held
     cdef RecentPages recent
     cdef int k, n = p.n_loop
     cdef char* dst = dst0
@@ -316,6 +305,7 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         src += idx[k] * p.src_step[k]
         dst += idx[k] * p.dst_step[k]
     forget_pages(&recent)
+    hold_nothing(&held)
     for it in range(start, stop):
         size_a = imin(p.tile_a, p.n_a - idx[p.a_loop] * p.tile_a)
         # b tiles after the first start b_shift items back (line_phase).
@@ -333,12 +323,13 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
             size_a -= 1
             if size_a:
                 run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end,
-                          &recent, faults)
+                          &held, &recent, faults)
             run_block(p, &p.tail_shuffle, p.gather_tail_len, block_dst + size_a * p.dst_a,
-                      block_src + size_a * p.src_a, 1, size_b, stage, &stream_end, &recent, faults)
+                      block_src + size_a * p.src_a, 1, size_b, stage, &stream_end, &held,
+                      &recent, faults)
         else:
             run_block(p, program, run, block_dst, block_src, size_a, size_b, stage, &stream_end,
-                      &recent, faults)
+                      &held, &recent, faults)
         k = n - 1
         while k >= 0:
             idx[k] += 1
@@ -351,4 +342,5 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
             idx[k] = 0
             k -= 1
     if p.stream:
+        release_lines(&held)
         fb_stream_fence()

@@ -15,8 +15,6 @@ Sources sit against inaccessible pages on both sides (a source read
 backwards is a view with a negative step), results end where readable
 memory ends, and every byte is compared with ``np.tile``.
 """
-import ctypes
-import mmap
 import sys
 
 import numpy as np
@@ -24,6 +22,7 @@ import pytest
 
 import fastblock as fb
 from fastblock import _engine
+from guarded import Guarded
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="mprotect through ctypes")
@@ -33,28 +32,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 SHUFFLES = [("64-byte periodic", dict(wide_shuffles=True, periodic_shuffles=True)),
             ("64-byte table", dict(wide_shuffles=True, periodic_shuffles=False)),
             ("16-byte periodic", dict(wide_shuffles=False, periodic_shuffles=True))]
-
-
-class Guarded:
-    """``nbytes`` readable bytes between two inaccessible pages, placed at
-    the start of the readable memory or at its end."""
-
-    def __init__(self, nbytes: int, at_end: bool):
-        page = mmap.PAGESIZE
-        size = -(-nbytes // page) * page
-        self.mapping = mmap.mmap(-1, size + 2 * page,
-                                 flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        whole = np.frombuffer(self.mapping, np.uint8)
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        for start in (whole.ctypes.data, whole.ctypes.data + page + size):
-            if libc.mprotect(start, page, 0) != 0:
-                pytest.skip(f"mprotect failed: errno {ctypes.get_errno()}")
-        first = page + (size - nbytes if at_end else 0)
-        self.bytes = whole[first:first + nbytes]
-
-    def array(self, shape, dtype) -> np.ndarray:
-        return self.bytes.view(dtype).reshape(shape)
 
 
 def _source(values: np.ndarray, backwards: bool, at_end: bool):

@@ -5,7 +5,7 @@
 from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX,
                              MAX_LOOP, Plan, ShuffleProgram, intp)
 from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_stream_copy, fb_stream_fence, fb_stream_lines,
-                          fb_transpose_runs)
+                          fb_stream_span, fb_transpose_runs)
 
 
 cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp run,
@@ -111,7 +111,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
     to the destination; False (nothing done) when the block's destination is
     not whole rows that fit the stage, or its rows are short and apart.
     ``stream_end``: where the last streamed row ended (updated); ``held``:
-    the partial last lines of the spans streamed so far (stream_span)."""
+    the partial last lines of the spans streamed so far (fb_stream_span)."""
     cdef BlockRows rows
     cdef intp row_bytes, i, chunk
     cdef bint streams
@@ -137,7 +137,7 @@ cdef bint run_streamed(const Plan* p, const ShuffleProgram* program, intp run, c
         # Contiguous on both sides: stream straight from the source.
         for i in range(size_a):
             if p.dst_a == row_bytes or size_a == 1:
-                stream_span(&held.span[0], dst + i * row_bytes, src + i * p.src_a, row_bytes)
+                fb_stream_span(&held.span[0], dst + i * row_bytes, src + i * p.src_a, row_bytes)
             else:
                 fb_stream_copy(dst + i * p.dst_a, src + i * p.src_a, row_bytes)
         return True
@@ -187,7 +187,7 @@ cdef bint stream_lane_split(const Plan* p, char* dst, const char* src, intp size
             k = m * n_lanes + l
             staged = stage + k * lane_bytes
             if runs and k < HELD_SPANS:
-                stream_span(&held.span[k], at, staged, lane_bytes)
+                fb_stream_span(&held.span[k], at, staged, lane_bytes)
             elif runs:
                 fb_stream_copy(at, staged, lane_bytes)
             else:

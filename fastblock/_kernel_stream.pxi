@@ -32,7 +32,7 @@
 # does not gain everywhere: some channels_last C=3 space_to_depth cases
 # run faster unstreamed, and no plan property found yet tells them apart.
 #
-# A span's partial last line is held back (HeldLine) for the span that
+# A span's partial last line is held back (FbHeldLine) for the span that
 # continues it, the next block's, so that the line is streamed whole: a
 # line streamed in two parts is written to memory twice, partly, and on a
 # 16-core Xeon that dominated 64 MiB SpaceToDepth float32 bs 4 into
@@ -47,11 +47,10 @@
 # 6.3-7.6 staged through 16 KiB); a kernel that streams its own stores
 # would avoid both.
 
-from libc.string cimport memcpy
-
 from ._engine_types cimport intp
-from ._kernels_c cimport (FB_STREAM_BUILT, fb_cpu_has_avx, fb_pages_resident, fb_stream_avx,
-                          fb_stream_copy, fb_stream_fence, fb_stream_lines)
+from ._kernels_c cimport (FB_STREAM_BUILT, FbHeldLine, fb_cpu_has_avx, fb_pages_resident,
+                          fb_release_line, fb_stream_avx, fb_stream_copy, fb_stream_fence,
+                          fb_stream_lines, fb_stream_span)
 
 
 cdef enum:
@@ -86,26 +85,18 @@ cdef enum:
     # source and streaming the result overlap (64 MiB, two threads, plans
     # of gathered runs or block kernels: median 0.75 -> 0.70 x np.copyto).
     # Where its rows are one span, each piece streams up to its last line
-    # boundary and holds the rest for the next (stream_span): chunks ending
+    # boundary and holds the rest for the next (fb_stream_span): chunks ending
     # mid-line, each end streamed by a masked store, lost. Lane kernels and Tile's
     # repeats, whose set-up is paid on every call, keep whole blocks.
     STREAM_CHUNK_BYTES = 2 * 1024
-
     # Spans of a block whose partial last lines a thread holds (SpaceToDepth
     # bs 4 channels-first: 16, a lane split's bs x bs planes).
     HELD_SPANS = 16
 
 
-cdef struct HeldLine:
-    # The first ``n`` bytes (0: none) of the destination line at ``dst``,
-    # not yet written: the end of a streamed span.
-    char* dst
-    intp n
-    char bytes[CACHE_LINE]
-
-
 cdef struct HeldLines:
-    HeldLine span[HELD_SPANS]
+    # The partial last lines of a thread's streamed spans (fb_stream_span).
+    FbHeldLine span[HELD_SPANS]
 
 
 cdef inline void hold_nothing(HeldLines* held) noexcept nogil:
@@ -114,48 +105,10 @@ cdef inline void hold_nothing(HeldLines* held) noexcept nogil:
         held.span[i].n = 0
 
 
-cdef inline void release_line(HeldLine* line) noexcept nogil:
-    """Write a held line's bytes by ordinary stores: no span continues it."""
-    if line.n:
-        memcpy(line.dst, line.bytes, line.n)
-        line.n = 0
-
-
 cdef inline void release_lines(HeldLines* held) noexcept nogil:
     cdef int i
     for i in range(HELD_SPANS):
-        release_line(&held.span[i])
-
-
-cdef void stream_span(HeldLine* line, char* dst, const char* staged, intp n) noexcept nogil:
-    """Stream ``n`` staged bytes to ``dst``, whole lines only: a span that
-    continues ``line`` completes it, and the span's partial last line is
-    held in ``line`` for the span after it. A held line this span does not
-    continue, and a first line this span starts mid-way, go by ordinary
-    stores."""
-    cdef intp take, body
-    if line.n and line.dst + line.n == dst:
-        take = imin(CACHE_LINE - line.n, n)
-        memcpy(line.bytes + line.n, staged, take)
-        line.n += take
-        if line.n < CACHE_LINE:
-            return
-        fb_stream_copy(line.dst, line.bytes, CACHE_LINE)
-        line.n = 0
-    else:
-        release_line(line)
-        take = imin(<intp>((CACHE_LINE - (<size_t>dst & (CACHE_LINE - 1))) & (CACHE_LINE - 1)), n)
-        memcpy(dst, staged, take)
-    dst += take
-    staged += take
-    n -= take
-    body = n & ~(<intp>CACHE_LINE - 1)
-    if body:
-        fb_stream_copy(dst, staged, body)
-    if n > body:
-        line.dst = dst + body
-        line.n = n - body
-        memcpy(line.bytes, staged + body, line.n)
+        fb_release_line(&held.span[i])
 
 
 cdef inline bint streams_pay(intp copy_bytes, int resident) noexcept nogil:
@@ -187,10 +140,10 @@ cdef inline void stream_rows(HeldLines* held, char* dst, intp dst_row, const cha
                              intp n_rows, intp row_bytes) noexcept nogil:
     """Stream ``n_rows`` staged rows of ``row_bytes`` (packed) to destination
     rows ``dst_row`` bytes apart; adjacent rows, or one row, go as one span
-    that may continue the last (stream_span)."""
+    that may continue the last (fb_stream_span)."""
     cdef intp i
     if dst_row == row_bytes or n_rows == 1:
-        stream_span(&held.span[0], dst, staged, n_rows * row_bytes)
+        fb_stream_span(&held.span[0], dst, staged, n_rows * row_bytes)
         return
     for i in range(n_rows):
         fb_stream_copy(dst + i * dst_row, staged + i * row_bytes, row_bytes)

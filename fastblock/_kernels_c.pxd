@@ -78,6 +78,11 @@ cdef extern from "_src/stream.h" nogil:
     void fb_stream_copy(char* dst, const char* src, fb_intp n) noexcept
     void fb_stream_lines(char* dst, const char* src, fb_intp n) noexcept
     void fb_stream_fence() noexcept
+    ctypedef struct FbHeldLine:
+        char* dst
+        fb_intp n
+    void fb_stream_span(FbHeldLine* line, char* dst, const char* src, fb_intp n) noexcept
+    void fb_release_line(FbHeldLine* line) noexcept
 
 
 cdef extern from "_src/team.h" nogil:

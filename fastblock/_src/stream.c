@@ -80,6 +80,77 @@ void fb_stream_copy(char *dst, const char *src, fb_intp n) {
 
 #endif
 
+/* [dst, dst + n) from src, n <= 64, by moves of constant sizes, the last
+   overlapping the one before where n is not a sum of them: a call of
+   memcpy costs more than these bytes (fb_stream_span makes three a span). */
+static inline void fb_copy_short(char *dst, const char *src, fb_intp n) {
+    if (n >= 16) {
+        if (n > 32) {
+            memcpy(dst + 16, src + 16, 16);
+            memcpy(dst + n - 32, src + n - 32, 16);
+        }
+        memcpy(dst, src, 16);
+        memcpy(dst + n - 16, src + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(dst, src, 8);
+        memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(dst, src, 4);
+        memcpy(dst + n - 4, src + n - 4, 4);
+    } else if (n >= 2) {
+        memcpy(dst, src, 2);
+        memcpy(dst + n - 2, src + n - 2, 2);
+    } else if (n) {
+        *dst = *src;
+    }
+}
+
+/* One whole line (dst on a line) by streaming stores. */
+static inline void fb_stream_line(char *dst, const unsigned char *src) {
+#if FB_STREAM_BUILT
+    int k;
+    for (k = 0; k < 64; k += 16)
+        _mm_stream_si128((__m128i *)(dst + k), _mm_loadu_si128((const __m128i *)(src + k)));
+#else
+    memcpy(dst, src, 64);
+#endif
+}
+
+void fb_release_line(FbHeldLine *line) {
+    fb_copy_short(line->dst, (const char *)line->bytes, line->n);
+    line->n = 0;
+}
+
+void fb_stream_span(FbHeldLine *line, char *dst, const char *src, fb_intp n) {
+    fb_intp take, body;
+    if (line->n && line->dst + line->n == dst) {
+        take = 64 - line->n < n ? 64 - line->n : n;
+        fb_copy_short((char *)line->bytes + line->n, src, take);
+        line->n += take;
+        if (line->n < 64)
+            return;
+        fb_stream_line(line->dst, line->bytes);
+        line->n = 0;
+    } else {
+        fb_release_line(line);
+        take = (fb_intp)((64 - ((uintptr_t)dst & 63)) & 63);
+        if (take > n)
+            take = n;
+        fb_copy_short(dst, src, take);
+    }
+    dst += take;
+    src += take;
+    n -= take;
+    body = n & ~(fb_intp)63;
+    if (body)
+        fb_stream_copy(dst, src, body);
+    if (n > body) {
+        line->dst = dst + body;
+        line->n = n - body;
+        fb_copy_short((char *)line->bytes, src + body, line->n);
+    }
+}
+
 /* Pages: mincore where the system has it. */
 #if defined(__linux__) || defined(__APPLE__)
 #include <sys/mman.h>

@@ -40,6 +40,26 @@ static inline void fb_stream_fence(void) {
 #endif
 }
 
+/* The first n bytes (0: none) of the destination line at dst, not yet
+   written: the partial last line of a streamed span, held for the span
+   that continues it (fb_stream_span). */
+typedef struct {
+    char *dst;
+    fb_intp n;
+    unsigned char bytes[64];
+} FbHeldLine;
+
+/* [dst, dst + n) by streaming stores of whole lines only: a span that
+   continues `line` completes it, and the span's partial last line is held
+   in `line` for the span after it. A held line this span does not
+   continue, and a first line this span starts mid-way, go by ordinary
+   stores. */
+FB_INTERNAL void fb_stream_span(FbHeldLine *line, char *dst, const char *src, fb_intp n);
+
+/* Write a held line's bytes by ordinary stores (no span continues it) and
+   hold nothing. */
+FB_INTERNAL void fb_release_line(FbHeldLine *line);
+
 /* Whether the pages of [low, high) are in memory, asked of three (first,
    middle, last): 1 all three, 0 not all, -1 cannot tell. */
 FB_INTERNAL int fb_pages_resident(const char *low, const char *high);

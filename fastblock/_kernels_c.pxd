@@ -31,6 +31,8 @@ cdef extern from "_src/repeat.h" nogil:
     void fb_repeat_short_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
                               fb_intp src_row, fb_intp width, fb_intp count,
                               const unsigned char* masks, int n_masks) noexcept
+    void fb_repeat_packed_items(char* dst, const char* src, fb_intp n, fb_intp width,
+                                fb_intp count) noexcept
 
 
 cdef extern from "_src/shuffle.h" nogil:

@@ -149,4 +149,32 @@ void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp ds
     }
 }
 
+/* fb_repeat_packed_items: register r of a round holds bytes 16r .. 16r+15
+   of the round's 16 count bytes, byte p being byte p % width of item
+   p / (width count). The items of the last partial round go one by one. */
+__attribute__((target("ssse3")))
+void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
+                            fb_intp count) {
+    const fb_intp per_round = 16 / width, item_bytes = width * count;
+    __m128i mask[15];
+    unsigned char bytes[16];
+    fb_intp i, r, j;
+    for (r = 0; r < count; r++) {
+        for (j = 0; j < 16; j++) {
+            fb_intp p = 16 * r + j;
+            bytes[j] = (unsigned char)(p / item_bytes * width + p % width);
+        }
+        mask[r] = _mm_loadu_si128((const __m128i *)bytes);
+    }
+    for (i = 0; i + per_round <= n; i += per_round) {
+        const __m128i items = _mm_loadu_si128((const __m128i *)(src + i * width));
+        char *d = dst + i * item_bytes;
+        for (r = 0; r < count; r++)
+            _mm_storeu_si128((__m128i *)(d + 16 * r), _mm_shuffle_epi8(items, mask[r]));
+    }
+    for (; i < n; i++)
+        for (r = 0; r < count; r++)
+            memcpy(dst + i * item_bytes + r * width, src + i * width, (size_t)width);
+}
+
 #endif

@@ -21,11 +21,17 @@ FB_INTERNAL void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_i
 FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                       fb_intp src_row, fb_intp width, fb_intp count,
                                       const unsigned char *masks, int n_masks);
+/* n items of `width` bytes (1, 2, 4 or 8) packed in src, each written
+   `count` times (2 to 15) side by side into dst, also packed: every 16
+   source bytes give `count` registers, each a byte shuffle of them. */
+FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
+                                        fb_intp count);
 #else
 /* Without SSSE3 the planner repeats no rows by registers (cpu.h answers
    0): the calls compile to nothing. */
 #define fb_repeat_rows(...) ((void)0)
 #define fb_repeat_short_rows(...) ((void)0)
+#define fb_repeat_packed_items(...) ((void)0)
 #endif
 
 #endif

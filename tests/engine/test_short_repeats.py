@@ -2,8 +2,10 @@
 ``fastblock/_kernel_block.pxi``): each source item written 2 to 15 times
 side by side, as ``fb.repeat(x, "r w -> r (w k)")`` or an upsampling
 ``(h 2) (w 2)`` asks. Packed rows of 2 to 4 repeats go through the lane
-loop, other counts and stepped sources through one load and k stores an
-item, 16 or more through the long-repeat kernels. Sources and results end
+loop, packed items of up to 32 bytes repeated 5 to 15 times through byte
+shuffles of 16 source bytes at a time, other counts and stepped sources
+through one load and k stores an item, 16 or more through the long-repeat
+kernels. Sources and results end
 where readable memory ends, and every byte is compared with ``np.repeat``."""
 import sys
 
@@ -51,6 +53,23 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
     assert got is out
     expected = np.repeat(x, count, axis=1)
     assert out.tobytes() == expected.tobytes()
+    del source_map, out_map
+
+
+@pytest.mark.parametrize("items", [16, 17, 31, 32, 33, 100, 4101])
+@pytest.mark.parametrize("count", range(5, 16))
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+def test_packed_items_repeated_by_shuffles(dtype, count, items):
+    # fb_repeat_packed_items: 16 source bytes a round (16 / itemsize items),
+    # each round's count registers stored side by side, the items after the
+    # last whole round one by one. The source's last round ends at the last
+    # readable byte, and so does the result.
+    size = np.dtype(dtype).itemsize
+    values = np.random.default_rng(items * count).integers(1, 256, (items, size), np.uint8)
+    x, source_map = _placed((items, 1), dtype, values.view(dtype))
+    out, out_map = _placed((items, count), dtype, 0)
+    assert fb.tile(x, (1, count), out=out) is out
+    assert out.tobytes() == np.tile(x, (1, count)).tobytes()
     del source_map, out_map
 
 

@@ -9,7 +9,7 @@ the repeats. Classes (see ``common`` for what each figure means):
 - ``TileDtypes``       every item size at every size, both thread counts.
 - ``TileNumPy``, ``TileDtypesNumPy``  the same cases, ``np.tile``.
 - ``TilePixels``       channels-last pixels repeated along the last axis
-                       ([H, W, C] by (1, 1, r)): pixels of 3 to 12 bytes,
+                       ([H, W, C] by (1, 1, r)): pixels of 1 to 12 bytes,
                        the gathered byte shuffles and the short-repeat
                        kernels (FASTBLOCK_ASV_FULL=1: 64 MiB too).
 - ``TileMemory``       peak memory and allocations per call, at 64 MiB.
@@ -66,7 +66,8 @@ class TileDtypesNumPy(common._NumpyBench):
 class TilePixels(common._FastblockBench):
     param_names = ["pixel", "repeats", "size", "threads"]
     params = [
-        ["uint8x3", "uint8x5", "uint8x7", "uint16x3", "uint16x5", "float32x3"],
+        ["uint8x1", "uint8x3", "uint8x5", "uint8x7", "uint16x3", "uint16x5", "float32x1",
+         "float32x3"],
         [2, 8],
         grid(["512KiB"], ["512KiB", "64MiB"]),
         THREADS,

@@ -265,14 +265,16 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
         elif n_inner < 16 and is_register_width(width):
-            if use_ssse3() and n_inner >= 5 and n_inner * width <= 32 and src_outer == width \
-                    and dst_outer == n_inner * width:
-                # Packed items of up to 32 bytes repeated, 5 or more times:
-                # shuffles of 16 items' bytes (1 MiB results of uint8 5 and
-                # 15 times: 18 and 6.1 x np.copyto item by item, 1.5 and
-                # 2.7 so; float32 8 times 2.1 -> 1.5). Items repeated 2 to
-                # 4 times are a weave (about 0.9), longer ones kept one
-                # store a copy (float64 15 times: 1.0 against 2.4).
+            if use_ssse3() and (n_inner >= 5 or n_inner == 3 and width == 4) \
+                    and n_inner * width <= 32 and src_outer == width and dst_outer == n_inner * width:
+                # Packed items of up to 32 bytes repeated, 5 or more times
+                # (4-byte items 3 times too, which the weave takes at 2.5 x
+                # np.copyto): shuffles of 16 items' bytes (1 MiB results of
+                # uint8 5 and 15 times: 18 and 6.0 x np.copyto item by
+                # item, 1.6 and 2.6 so; float32 8 times 2.1 -> 1.6, 3 times
+                # 2.5 -> 1.5). Other items repeated 2 to 4 times are a weave
+                # (about 0.9), longer ones kept one store a copy (float64
+                # 15 times: 1.0 against 2.4).
                 fb_repeat_packed_items(dst, src, n_outer, width, n_inner)
             else:
                 repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)

@@ -305,7 +305,8 @@ cdef void run_range(const Plan* p, char* dst0, const char* src0, intp start, int
         src += idx[k] * p.src_step[k]
         dst += idx[k] * p.dst_step[k]
     forget_pages(&recent)
-    hold_nothing(&held)
+    if p.stream:
+        hold_nothing(&held)
     for it in range(start, stop):
         size_a = imin(p.tile_a, p.n_a - idx[p.a_loop] * p.tile_a)
         # b tiles after the first start b_shift items back (line_phase).

@@ -18,7 +18,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from ._engine_types cimport BLOCK_REPEATS, BLOCK_ROWS, BLOCK_WEAVE, BlockLoop, intp
-from ._kernels_c cimport fb_item16, fb_repeat_packed_items, fb_repeat_rows, fb_repeat_short_rows
+from ._kernels_c cimport (fb_item16, fb_repeat_packed_items, fb_repeat_packed_items_wide,
+                          fb_repeat_rows, fb_repeat_short_rows)
 
 ctypedef fused item_t:
     uint8_t
@@ -254,6 +255,7 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
     cdef intp i
     cdef unsigned char masks[16 * 16]
     cdef int n_masks
+    cdef bint packed
     if loop == BLOCK_ROWS:
         for i in range(n_outer):
             memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
@@ -265,16 +267,24 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
         elif n_inner < 16 and is_register_width(width):
-            if use_ssse3() and (n_inner >= 5 or n_inner == 3 and width == 4) \
-                    and n_inner * width <= 32 and src_outer == width and dst_outer == n_inner * width:
-                # Packed items of up to 32 bytes repeated, 5 or more times
-                # (4-byte items 3 times too, which the weave takes at 2.5 x
-                # np.copyto): shuffles of 16 items' bytes (1 MiB results of
-                # uint8 5 and 15 times: 18 and 6.0 x np.copyto item by
-                # item, 1.6 and 2.6 so; float32 8 times 2.1 -> 1.6, 3 times
-                # 2.5 -> 1.5). Other items repeated 2 to 4 times are a weave
-                # (about 0.9), longer ones kept one store a copy (float64
-                # 15 times: 1.0 against 2.4).
+            packed = src_outer == width and dst_outer == n_inner * width
+            if packed and tuning.wide_shuffles and use_vbmi() and width <= 8 \
+                    and (n_inner >= 4 or n_inner == 3 and width >= 4):
+                # Packed items repeated, by 64-byte permutes of 64 items'
+                # bytes (1 MiB results, one thread, over np.copyto: uint8
+                # 5 / 15 times 1.6 / 2.6 by 16-byte shuffles, 0.95 / 1.2 so;
+                # float64 8 times 1.3 -> 0.8). The weave keeps 2 copies,
+                # and 3 of 1- and 2-byte items (0.9 against 0.9-0.95).
+                fb_repeat_packed_items_wide(dst, src, n_outer, width, n_inner)
+            elif packed and use_ssse3() and (n_inner >= 5 or n_inner == 3 and width == 4) \
+                    and n_inner * width <= 32:
+                # Without VBMI: packed items of up to 32 bytes repeated, 5
+                # or more times (4-byte items 3 times too, which the weave
+                # takes at 2.5 x np.copyto), by shuffles of 16 items' bytes
+                # (1 MiB results of uint8 5 and 15 times: 18 and 6.0 x
+                # np.copyto item by item). Other items repeated 2 to 4
+                # times are a weave (about 0.9), longer ones kept one store
+                # a copy (float64 15 times: 1.0 against 2.4).
                 fb_repeat_packed_items(dst, src, n_outer, width, n_inner)
             else:
                 repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)

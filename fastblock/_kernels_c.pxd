@@ -33,6 +33,8 @@ cdef extern from "_src/repeat.h" nogil:
                               const unsigned char* masks, int n_masks) noexcept
     void fb_repeat_packed_items(char* dst, const char* src, fb_intp n, fb_intp width,
                                 fb_intp count) noexcept
+    void fb_repeat_packed_items_wide(char* dst, const char* src, fb_intp n, fb_intp width,
+                                     fb_intp count) noexcept
 
 
 cdef extern from "_src/shuffle.h" nogil:

@@ -149,23 +149,44 @@ void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp ds
     }
 }
 
-/* fb_repeat_packed_items: register r of a round holds bytes 16r .. 16r+15
-   of the round's 16 count bytes, byte p being byte p % width of item
-   p / (width count). The items of the last partial round go one by one. */
+/* The packed repeats' shuffle indices: byte p of a run of items each
+   written `count` times is byte p % width of item p / (width count).
+   Register r of a round of R-byte registers (R = 16 or 64) is bytes
+   R r .. R r + R - 1 of this sequence, so both kernels read a prefix of
+   it. Each thread keeps the last (width, count) it built: built with two
+   divisions a byte for every block, the 64-byte masks of 15 copies cost
+   more than the block's stores (7.7 x np.copyto against 2.6). */
+static __thread struct {
+    fb_intp width, count;
+    unsigned char index[64 * 15];
+} fb_packed_index;
+
+static const unsigned char *fb_packed_indices(fb_intp width, fb_intp count) {
+    if (fb_packed_index.width != width || fb_packed_index.count != count) {
+        const fb_intp n = 64 * count;
+        fb_intp p = 0, item = 0, k, b;
+        for (item = 0; p < n; item++)
+            for (k = 0; k < count && p < n; k++)
+                for (b = 0; b < width && p < n; b++)
+                    fb_packed_index.index[p++] = (unsigned char)(item * width + b);
+        fb_packed_index.width = width;
+        fb_packed_index.count = count;
+    }
+    return fb_packed_index.index;
+}
+
+/* fb_repeat_packed_items: each round's 16 source bytes give `count`
+   registers, each a byte shuffle of them (fb_packed_indices). The items
+   of the last partial round go one by one. */
 __attribute__((target("ssse3")))
 void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
                             fb_intp count) {
     const fb_intp per_round = 16 / width, item_bytes = width * count;
+    const unsigned char *index = fb_packed_indices(width, count);
     __m128i mask[15];
-    unsigned char bytes[16];
-    fb_intp i, r, j;
-    for (r = 0; r < count; r++) {
-        for (j = 0; j < 16; j++) {
-            fb_intp p = 16 * r + j;
-            bytes[j] = (unsigned char)(p / item_bytes * width + p % width);
-        }
-        mask[r] = _mm_loadu_si128((const __m128i *)bytes);
-    }
+    fb_intp i, r;
+    for (r = 0; r < count; r++)
+        mask[r] = _mm_loadu_si128((const __m128i *)(index + 16 * r));
     for (i = 0; i + per_round <= n; i += per_round) {
         const __m128i items = _mm_loadu_si128((const __m128i *)(src + i * width));
         char *d = dst + i * item_bytes;
@@ -175,6 +196,31 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
     for (; i < n; i++)
         for (r = 0; r < count; r++)
             memcpy(dst + i * item_bytes + r * width, src + i * width, (size_t)width);
+}
+
+/* AVX-512 VBMI */
+
+/* fb_repeat_packed_items by 64-byte rounds: each round's 64 source bytes
+   give `count` registers, each a byte permutation (vpermb) of them; a
+   fourth of the stores. The count masks, the source and a result fit the
+   32 registers. The last partial round goes by the 16-byte kernel. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
+                                 fb_intp count) {
+    const fb_intp per_round = 64 / width, item_bytes = width * count;
+    const unsigned char *index = fb_packed_indices(width, count);
+    __m512i mask[15];
+    fb_intp i, r;
+    for (r = 0; r < count; r++)
+        mask[r] = _mm512_loadu_si512((const void *)(index + 64 * r));
+    for (i = 0; i + per_round <= n; i += per_round) {
+        const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
+        char *d = dst + i * item_bytes;
+        for (r = 0; r < count; r++)
+            _mm512_storeu_si512((void *)(d + 64 * r), _mm512_permutexvar_epi8(mask[r], items));
+    }
+    if (i < n)
+        fb_repeat_packed_items(dst + i * item_bytes, src + i * width, n - i, width, count);
 }
 
 #endif

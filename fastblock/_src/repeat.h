@@ -26,12 +26,17 @@ FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows
    source bytes give `count` registers, each a byte shuffle of them. */
 FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
                                         fb_intp count);
+/* The same by 64-byte registers: called only where the CPU has AVX-512
+   VBMI. */
+FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
+                                             fb_intp count);
 #else
 /* Without SSSE3 the planner repeats no rows by registers (cpu.h answers
    0): the calls compile to nothing. */
 #define fb_repeat_rows(...) ((void)0)
 #define fb_repeat_short_rows(...) ((void)0)
 #define fb_repeat_packed_items(...) ((void)0)
+#define fb_repeat_packed_items_wide(...) ((void)0)
 #endif
 
 #endif

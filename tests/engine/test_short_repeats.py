@@ -1,9 +1,11 @@
 """Short repeat axes in the block kernel (``repeat_items`` in
 ``fastblock/_kernel_block.pxi``): each source item written 2 to 15 times
 side by side, as ``fb.repeat(x, "r w -> r (w k)")`` or an upsampling
-``(h 2) (w 2)`` asks. Packed rows of 2 to 4 repeats go through the lane
-loop, packed items of up to 32 bytes repeated 5 to 15 times (4-byte items
-3 times too) through byte shuffles of 16 source bytes at a time, other
+``(h 2) (w 2)`` asks. Packed rows of 2 to 4 repeats go through the weave
+(with VBMI: 2, and 3 of 1- and 2-byte items), packed items repeated more
+through byte shuffles (with AVX-512 VBMI,
+64-byte permutes of 64 source bytes at a time from 4 copies; else 16
+source bytes at a time from 5 copies, for items of up to 32 bytes), other
 counts and stepped sources through one load and k stores an item, 16 or
 more through the long-repeat kernels. Sources and results end where
 readable memory ends, and every byte is compared with ``np.repeat``."""
@@ -56,20 +58,27 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
     del source_map, out_map
 
 
-@pytest.mark.parametrize("items", [16, 17, 31, 32, 33, 100, 4101])
-@pytest.mark.parametrize("count", [3, *range(5, 16)])
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
-def test_packed_items_repeated_by_shuffles(dtype, count, items):
-    # fb_repeat_packed_items (from 5 copies, and 4-byte items 3 times; the
-    # others 3 times are a weave): 16 source bytes a round (16 / itemsize items),
-    # each round's count registers stored side by side, the items after the
-    # last whole round one by one. The source's last round ends at the last
-    # readable byte, and so does the result.
+@pytest.mark.parametrize("wide", [True, False])
+@pytest.mark.parametrize("items", [16, 17, 31, 33, 63, 64, 65, 100, 4101])
+@pytest.mark.parametrize("count", range(2, 16))
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
+def test_packed_items_repeated_by_shuffles(dtype, count, items, wide):
+    # With AVX-512 VBMI (``wide``): fb_repeat_packed_items_wide, from 4
+    # copies (4- and 8-byte items from 3), 64 source bytes a round, the
+    # items after the last whole round by the 16-byte kernel. Without
+    # (``wide`` off, or no VBMI): fb_repeat_packed_items, from 5 copies
+    # (4-byte items 3 times too) of items up to 32 bytes, 16 source bytes
+    # a round, the items after the last whole round one by one. The other
+    # counts are a weave or one store a copy. The source's last round ends
+    # at the last readable byte, and so does the result; both kernels read
+    # their shuffle indices from the thread's cache, which each case
+    # rebuilds (another width or count than the case before).
     size = np.dtype(dtype).itemsize
     values = np.random.default_rng(items * count).integers(1, 256, (items, size), np.uint8)
     x, source_map = _placed((items, 1), dtype, values.view(dtype))
     out, out_map = _placed((items, count), dtype, 0)
-    assert fb.tile(x, (1, count), out=out) is out
+    with _engine.tune(wide_shuffles=wide):
+        assert fb.tile(x, (1, count), out=out) is out
     assert out.tobytes() == np.tile(x, (1, count)).tobytes()
     del source_map, out_map
 

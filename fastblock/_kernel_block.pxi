@@ -188,12 +188,15 @@ cdef inline int repeat_masks(unsigned char* masks, intp width) noexcept nogil:
     """Fill the shuffles of ``fb_repeat_rows`` for ``width``-byte items (1 to
     15): register r of the period holds bytes 16*r ... of the row, byte j
     being item byte (16*r + j) % width. Returns the register count."""
-    cdef intp a = width, b = 16, t, n, k
+    cdef intp a = width, b = 16, t, n, k, j = 0
     while b:
         t = a % b; a = b; b = t
     n = width // a              # lcm(width, 16) / 16
+    # Counted, not k % width: a division a byte, 240 of them a block,
+    # cost as much as the block's stores.
     for k in range(16 * n):
-        masks[k] = <unsigned char>(k % width)
+        masks[k] = <unsigned char>j
+        j = 0 if j + 1 == width else j + 1
     return <int>n
 
 

@@ -115,3 +115,35 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, simd):
         assert out.tobytes() == np.tile(x, (1, count)).tobytes()
         assert not whole[:, count:].tobytes().strip(b"\0")
     del source_map, out_map
+
+
+@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("gap", [0, 3])
+@pytest.mark.parametrize("rows", [1, 3, 50])
+@pytest.mark.parametrize("count", [16, 17, 21, 32, 33, 40, 64])
+@pytest.mark.parametrize("width", range(1, 16))
+def test_long_repeats_by_registers(width, count, rows, gap, simd):
+    # Items of 1 to 15 bytes repeated 16 or more times, with SSSE3 by the
+    # registers of the row's period (fb_repeat_rows): whole periods, then
+    # the period's first registers while 16 bytes are left, then, unless the
+    # row is whole registers, one register that ends at the row's end (its
+    # own shuffle of the item). Rows packed or apart (`gap` items between
+    # them, left alone); without SIMD, by memcpy doubling.
+    raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
+    item = np.dtype(f"V{width}")
+    source, source_map, _ = _guarded(rows * width)
+    source[...] = raw
+    x = source.view(item).reshape(rows, 1)
+    result, out_map, _ = _guarded(rows * (count + gap) * width)
+    whole = result.view(item).reshape(rows, count + gap)
+    out = whole[:, :count]
+    plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
+    if rows > 1:
+        assert plan["kernel"] == "block" and plan["row_items"] == count, plan
+    for num_threads in (1, 3):
+        result[...] = 0
+        with _engine.tune(simd=simd):
+            assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
+        assert out.tobytes() == np.tile(x, (1, count)).tobytes()
+        assert not whole[:, count:].tobytes().strip(b"\0")
+    del source_map, out_map

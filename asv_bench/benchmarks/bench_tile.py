@@ -9,9 +9,10 @@ the repeats. Classes (see ``common`` for what each figure means):
 - ``TileDtypes``       every item size at every size, both thread counts.
 - ``TileNumPy``, ``TileDtypesNumPy``  the same cases, ``np.tile``.
 - ``TilePixels``       channels-last pixels repeated along the last axis
-                       ([H, W, C] by (1, 1, r)): pixels of 1 to 12 bytes,
-                       the gathered byte shuffles and the short-repeat
-                       kernels (FASTBLOCK_ASV_FULL=1: 64 MiB too).
+                       ([H, W, C] by (1, 1, r), r 2, 8 and 40): pixels of 1
+                       to 12 bytes, the gathered byte shuffles, the short-
+                       and long-repeat kernels (FASTBLOCK_ASV_FULL=1: 64 MiB
+                       too).
 - ``TileMemory``       peak memory and allocations per call, at 64 MiB.
 """
 from . import common
@@ -68,7 +69,7 @@ class TilePixels(common._FastblockBench):
     params = [
         ["uint8x1", "uint8x3", "uint8x5", "uint8x7", "uint16x3", "uint16x5", "float32x1",
          "float32x3"],
-        [2, 8],
+        [2, 8, 40],
         grid(["512KiB"], ["512KiB", "64MiB"]),
         THREADS,
     ]

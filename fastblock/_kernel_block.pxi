@@ -18,8 +18,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from ._engine_types cimport BLOCK_REPEATS, BLOCK_ROWS, BLOCK_WEAVE, BlockLoop, intp
-from ._kernels_c cimport (fb_item16, fb_repeat_packed_items, fb_repeat_packed_items_wide,
-                          fb_repeat_rows, fb_repeat_short_rows)
+from ._kernels_c cimport (FB_PACKED_COUNT_MAX, fb_item16, fb_repeat_packed_items,
+                          fb_repeat_packed_items_wide, fb_repeat_rows, fb_repeat_short_rows)
 
 ctypedef fused item_t:
     uint8_t
@@ -265,21 +265,25 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
     elif loop == BLOCK_REPEATS and n_inner > 1:
         # (Here, not in a function of its own: gcc then made the loop of
         # float32 rows of 8 repeats a quarter slower.)
-        if use_ssse3() and width < 16 and n_inner >= 16:
+        packed = src_outer == width and dst_outer == n_inner * width
+        if packed and width <= 8 and is_register_width(width) and n_inner <= FB_PACKED_COUNT_MAX \
+                and n_inner * width < 128 and tuning.wide_shuffles and use_vbmi() \
+                and (n_inner >= 4 or n_inner == 3 and width >= 4):
+            # Packed items repeated into rows under 128 bytes, by 64-byte
+            # permutes of 64 items' bytes (1 MiB results, one thread, over
+            # np.copyto: uint8 5 / 15 times 1.6 / 2.6 by 16-byte shuffles,
+            # 0.95 / 1.2 so; uint8 16 / 40 times by rows of registers
+            # 10.6 / 7.1, 1.9 / 1.7 so). The weave keeps 2 copies, and 3
+            # of 1- and 2-byte items (0.9 against 0.9-0.95); rows of 128
+            # bytes or more are whole registers (float64 16 times 0.85
+            # against 1.4).
+            fb_repeat_packed_items_wide(dst, src, n_outer, width, n_inner)
+        elif use_ssse3() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
         elif n_inner < 16 and is_register_width(width):
-            packed = src_outer == width and dst_outer == n_inner * width
-            if packed and tuning.wide_shuffles and use_vbmi() and width <= 8 \
-                    and (n_inner >= 4 or n_inner == 3 and width >= 4):
-                # Packed items repeated, by 64-byte permutes of 64 items'
-                # bytes (1 MiB results, one thread, over np.copyto: uint8
-                # 5 / 15 times 1.6 / 2.6 by 16-byte shuffles, 0.95 / 1.2 so;
-                # float64 8 times 1.3 -> 0.8). The weave keeps 2 copies,
-                # and 3 of 1- and 2-byte items (0.9 against 0.9-0.95).
-                fb_repeat_packed_items_wide(dst, src, n_outer, width, n_inner)
-            elif packed and use_ssse3() and (n_inner >= 5 or n_inner == 3 and width == 4) \
+            if packed and use_ssse3() and (n_inner >= 5 or n_inner == 3 and width == 4) \
                     and n_inner * width <= 32:
                 # Without VBMI: packed items of up to 32 bytes repeated, 5
                 # or more times (4-byte items 3 times too, which the weave

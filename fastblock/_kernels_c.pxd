@@ -25,6 +25,7 @@ cdef extern from "_src/openmp.h" nogil:
 
 
 cdef extern from "_src/repeat.h" nogil:
+    enum: FB_PACKED_COUNT_MAX
     void fb_repeat_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
                         fb_intp src_row, fb_intp width, fb_intp count,
                         const unsigned char* masks, int n_masks) noexcept

@@ -165,7 +165,7 @@ void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp ds
    more than the block's stores (7.7 x np.copyto against 2.6). */
 static __thread struct {
     fb_intp width, count;
-    unsigned char index[64 * 15];
+    unsigned char index[64 * FB_PACKED_COUNT_MAX];
 } fb_packed_index;
 
 static const unsigned char *fb_packed_indices(fb_intp width, fb_intp count) {
@@ -209,25 +209,49 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
 
 /* fb_repeat_packed_items by 64-byte rounds: each round's 64 source bytes
    give `count` registers, each a byte permutation (vpermb) of them; a
-   fourth of the stores. The count masks, the source and a result fit the
-   32 registers. The last partial round goes by the 16-byte kernel. */
+   fourth of the stores. Up to 15 copies the masks stay in registers
+   (with the source and a result, within the 32); more copies load each
+   register's mask from the thread's indices (in L1). The last partial
+   round reads and writes under byte masks, which do not touch the bytes
+   they leave out. */
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
                                  fb_intp count) {
     const fb_intp per_round = 64 / width, item_bytes = width * count;
     const unsigned char *index = fb_packed_indices(width, count);
-    __m512i mask[15];
-    fb_intp i, r;
-    for (r = 0; r < count; r++)
-        mask[r] = _mm512_loadu_si512((const void *)(index + 64 * r));
-    for (i = 0; i + per_round <= n; i += per_round) {
-        const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
-        char *d = dst + i * item_bytes;
+    fb_intp i = 0, r, left;
+    if (count <= 15) {
+        __m512i mask[15];
         for (r = 0; r < count; r++)
-            _mm512_storeu_si512((void *)(d + 64 * r), _mm512_permutexvar_epi8(mask[r], items));
+            mask[r] = _mm512_loadu_si512((const void *)(index + 64 * r));
+        for (; i + per_round <= n; i += per_round) {
+            const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
+            char *d = dst + i * item_bytes;
+            for (r = 0; r < count; r++)
+                _mm512_storeu_si512((void *)(d + 64 * r),
+                                    _mm512_permutexvar_epi8(mask[r], items));
+        }
+    } else {
+        for (; i + per_round <= n; i += per_round) {
+            const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
+            char *d = dst + i * item_bytes;
+            for (r = 0; r < count; r++)
+                _mm512_storeu_si512((void *)(d + 64 * r),
+                                    _mm512_permutexvar_epi8(
+                                        _mm512_loadu_si512((const void *)(index + 64 * r)),
+                                        items));
+        }
     }
-    if (i < n)
-        fb_repeat_packed_items(dst + i * item_bytes, src + i * width, n - i, width, count);
+    if (i < n) {
+        const __m512i items = _mm512_maskz_loadu_epi8(
+            (1ULL << ((n - i) * width)) - 1, src + i * width);
+        char *d = dst + i * item_bytes;
+        for (r = 0, left = (n - i) * item_bytes; left > 0; r++, left -= 64)
+            _mm512_mask_storeu_epi8(d + 64 * r, left >= 64 ? ~0ULL : (1ULL << left) - 1,
+                                    _mm512_permutexvar_epi8(
+                                        _mm512_loadu_si512((const void *)(index + 64 * r)),
+                                        items));
+    }
 }
 
 #endif

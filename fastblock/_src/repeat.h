@@ -5,6 +5,9 @@
 
 #include "fb_common.h"
 
+/* The most copies fb_repeat_packed_items_wide writes of an item. */
+#define FB_PACKED_COUNT_MAX 64
+
 /* n_rows rows (dst_row / src_row bytes apart) of `count` copies of one
    `width`-byte item (1 to 15). Each row is periodic with lcm(width, 16)
    bytes, which are `n_masks` registers, each a byte shuffle of the item
@@ -26,8 +29,8 @@ FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows
    source bytes give `count` registers, each a byte shuffle of them. */
 FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
                                         fb_intp count);
-/* The same by 64-byte registers: called only where the CPU has AVX-512
-   VBMI. */
+/* The same by 64-byte registers, for items of 1 to 8 bytes written 2 to
+   FB_PACKED_COUNT_MAX times: called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
                                              fb_intp count);
 #else

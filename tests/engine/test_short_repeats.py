@@ -60,12 +60,14 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
 
 @pytest.mark.parametrize("wide", [True, False])
 @pytest.mark.parametrize("items", [16, 17, 31, 33, 63, 64, 65, 100, 4101])
-@pytest.mark.parametrize("count", range(2, 16))
+@pytest.mark.parametrize("count", [*range(2, 18), 31, 32, 33, 40, 63, 64])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
 def test_packed_items_repeated_by_shuffles(dtype, count, items, wide):
     # With AVX-512 VBMI (``wide``): fb_repeat_packed_items_wide, from 4
-    # copies (4- and 8-byte items from 3), 64 source bytes a round, the
-    # items after the last whole round by the 16-byte kernel. Without
+    # copies (4- and 8-byte items from 3) into rows under 128 bytes, 64
+    # source bytes a round, the masks in registers up to 15 copies and
+    # loaded for each register over 15; the items after the last whole
+    # round read and written under byte masks. Without
     # (``wide`` off, or no VBMI): fb_repeat_packed_items, from 5 copies
     # (4-byte items 3 times too) of items up to 32 bytes, 16 source bytes
     # a round, the items after the last whole round one by one. The other

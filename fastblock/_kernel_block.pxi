@@ -266,17 +266,16 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
         # (Here, not in a function of its own: gcc then made the loop of
         # float32 rows of 8 repeats a quarter slower.)
         packed = src_outer == width and dst_outer == n_inner * width
-        if packed and width <= 8 and is_register_width(width) and n_inner <= FB_PACKED_COUNT_MAX \
-                and n_inner * width < 128 and tuning.wide_shuffles and use_vbmi() \
-                and (n_inner >= 4 or n_inner == 3 and width >= 4):
-            # Packed items repeated into rows under 128 bytes, by 64-byte
-            # permutes of 64 items' bytes (1 MiB results, one thread, over
-            # np.copyto: uint8 5 / 15 times 1.6 / 2.6 by 16-byte shuffles,
-            # 0.95 / 1.2 so; uint8 16 / 40 times by rows of registers
-            # 10.6 / 7.1, 1.9 / 1.7 so). The weave keeps 2 copies, and 3
-            # of 1- and 2-byte items (0.9 against 0.9-0.95); rows of 128
-            # bytes or more are whole registers (float64 16 times 0.85
-            # against 1.4).
+        if packed and width <= 64 and n_inner <= FB_PACKED_COUNT_MAX and tuning.wide_shuffles \
+                and use_vbmi() and (n_inner >= 4 or width > 8 or not is_register_width(width)
+                                    or n_inner == 3 and width >= 4):
+            # Packed items repeated, by 64-byte permutes of the items in
+            # 64 source bytes: 0.7-1.05 x np.copyto at 1 MiB, one thread,
+            # for every width up to 64 and count up to 64, where the
+            # kernels below took up to 11 (1-byte items 16 times), 6.8
+            # (3-byte items twice) or 3.2 (16-byte items 16 times). The
+            # weave keeps register widths twice, and 1- and 2-byte items 3
+            # times (0.9 either way).
             fb_repeat_packed_items_wide(dst, src, n_outer, width, n_inner)
         elif use_ssse3() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.

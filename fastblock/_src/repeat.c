@@ -207,39 +207,47 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
 
 /* AVX-512 VBMI */
 
-/* fb_repeat_packed_items by 64-byte rounds: each round's 64 source bytes
-   give `count` registers, each a byte permutation (vpermb) of them; a
-   fourth of the stores. Up to 15 copies the masks stay in registers
-   (with the source and a result, within the 32); more copies load each
-   register's mask from the thread's indices (in L1). The last partial
-   round reads and writes under byte masks, which do not touch the bytes
-   they leave out. */
+/* fb_repeat_packed_items by 64-byte rounds, for items of any width up to
+   64 bytes: a round is the k = 64 / width items that fit in a register,
+   and its k width count result bytes are registers, each a byte
+   permutation (vpermb) of the round's source register. The last register
+   of a round ends at the round's end, over bytes of the one before it
+   (widths that do not divide 64). Up to 15 registers a round the masks
+   stay in registers (with the source and a result, within the 32); more
+   load each register's mask from the thread's indices (in L1). The last
+   items, under 64 source bytes, read and write under byte masks, which
+   leave the bytes past them untouched. */
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
                                  fb_intp count) {
     const fb_intp per_round = 64 / width, item_bytes = width * count;
+    const fb_intp round_bytes = per_round * item_bytes, regs = (round_bytes + 63) / 64;
+    const fb_intp last = round_bytes - 64;      /* the round's last register */
     const unsigned char *index = fb_packed_indices(width, count);
     fb_intp i = 0, r, left;
-    if (count <= 15) {
+    if (regs <= 15) {
         __m512i mask[15];
-        for (r = 0; r < count; r++)
-            mask[r] = _mm512_loadu_si512((const void *)(index + 64 * r));
-        for (; i + per_round <= n; i += per_round) {
+        for (r = 0; r < regs; r++)
+            mask[r] = _mm512_loadu_si512((const void *)(index + (r < regs - 1 ? 64 * r : last)));
+        for (; (n - i) * width >= 64; i += per_round) {
             const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
             char *d = dst + i * item_bytes;
-            for (r = 0; r < count; r++)
+            for (r = 0; r < regs - 1; r++)
                 _mm512_storeu_si512((void *)(d + 64 * r),
                                     _mm512_permutexvar_epi8(mask[r], items));
+            _mm512_storeu_si512((void *)(d + last), _mm512_permutexvar_epi8(mask[r], items));
         }
     } else {
-        for (; i + per_round <= n; i += per_round) {
+        __m512i mask[FB_PACKED_COUNT_MAX + 1];
+        for (r = 0; r < regs; r++)
+            mask[r] = _mm512_loadu_si512((const void *)(index + (r < regs - 1 ? 64 * r : last)));
+        for (; (n - i) * width >= 64; i += per_round) {
             const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
             char *d = dst + i * item_bytes;
-            for (r = 0; r < count; r++)
+            for (r = 0; r < regs - 1; r++)
                 _mm512_storeu_si512((void *)(d + 64 * r),
-                                    _mm512_permutexvar_epi8(
-                                        _mm512_loadu_si512((const void *)(index + 64 * r)),
-                                        items));
+                                    _mm512_permutexvar_epi8(mask[r], items));
+            _mm512_storeu_si512((void *)(d + last), _mm512_permutexvar_epi8(mask[r], items));
         }
     }
     if (i < n) {

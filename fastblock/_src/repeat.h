@@ -29,7 +29,7 @@ FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows
    source bytes give `count` registers, each a byte shuffle of them. */
 FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
                                         fb_intp count);
-/* The same by 64-byte registers, for items of 1 to 8 bytes written 2 to
+/* The same by 64-byte registers, for items of 1 to 64 bytes written 2 to
    FB_PACKED_COUNT_MAX times: called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
                                              fb_intp count);

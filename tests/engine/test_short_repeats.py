@@ -1,14 +1,17 @@
-"""Short repeat axes in the block kernel (``repeat_items`` in
-``fastblock/_kernel_block.pxi``): each source item written 2 to 15 times
-side by side, as ``fb.repeat(x, "r w -> r (w k)")`` or an upsampling
-``(h 2) (w 2)`` asks. Packed rows of 2 to 4 repeats go through the weave
-(with VBMI: 2, and 3 of 1- and 2-byte items), packed items repeated more
-through byte shuffles (with AVX-512 VBMI,
-64-byte permutes of 64 source bytes at a time from 4 copies; else 16
-source bytes at a time from 5 copies, for items of up to 32 bytes), other
-counts and stepped sources through one load and k stores an item, 16 or
-more through the long-repeat kernels. Sources and results end where
-readable memory ends, and every byte is compared with ``np.repeat``."""
+"""Short repeat axes in the block kernel (``copy_block`` in
+``fastblock/_kernel_block.pxi``): each source item written 2 to 64 times
+side by side, as ``fb.repeat(x, "r w -> r (w k)")``, ``fb.tile(x[N, 1],
+(1, k))`` or an upsampling ``(h 2) (w 2)`` asks. With AVX-512 VBMI, packed
+items of up to 64 bytes repeated up to 64 times go through 64-byte
+permutes (register widths up to 8 bytes from 4 copies, 4- and 8-byte items
+from 3); packed rows of 2 to 4 register-width repeats otherwise go through
+the weave, packed items of up to 32 bytes repeated 5 to 15 times (4-byte
+items 3 times too) through byte shuffles of 16 source bytes at a time,
+other widths through the registers of their row's period, other counts
+and stepped sources through one load and k stores an item. Every case runs
+under each kernel setting (``KERNELS``); sources and results end where
+readable memory ends, and every byte is compared with ``np.repeat`` or
+``np.tile``."""
 import sys
 
 import numpy as np
@@ -22,6 +25,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="mprotect through ctypes")
 
 DTYPES = [np.uint8, np.uint16, np.float32, np.float64, np.complex128]   # 1 to 16 bytes
+# The repeat kernels each setting leaves: 64-byte permutes (with AVX-512
+# VBMI), 16-byte shuffles, and the portable loops.
+KERNELS = {"64-byte": {}, "16-byte": {"wide_shuffles": False}, "portable": {"simd": False}}
 
 
 def _placed(shape, dtype, fill):
@@ -33,12 +39,12 @@ def _placed(shape, dtype, fill):
     return array, mapping
 
 
-@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("stepped", [False, True])
 @pytest.mark.parametrize("items", [1, 7, 64, 129])
 @pytest.mark.parametrize("count", [2, 3, 4, 5, 8, 15, 16, 17])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
+def test_short_repeats_against_np_repeat(dtype, count, items, stepped, kernels):
     rows = 3
     whole, source_map = _placed((rows, 2 * items if stepped else items), dtype,
                                 np.arange(rows * (2 * items if stepped else items)).reshape(
@@ -50,7 +56,7 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, simd):
     if items > 1:
         # The repeat axis is the kernel's inner axis: the block kernel's repeat path.
         assert plan["kernel"] == "block" and plan["row_items"] == count, plan
-    with _engine.tune(simd=simd):
+    with _engine.tune(**KERNELS[kernels]):
         got = fb.repeat(x, "r w -> r (w k)", k=count, out=out)
     assert got is out
     expected = np.repeat(x, count, axis=1)
@@ -85,20 +91,25 @@ def test_packed_items_repeated_by_shuffles(dtype, count, items, wide):
     del source_map, out_map
 
 
-@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("gap", [0, 3])
 @pytest.mark.parametrize("rows", [1, 2, 3, 50, 1000])
-@pytest.mark.parametrize("count", [2, 3, 4, 5, 7, 8, 15])
-@pytest.mark.parametrize("width", [3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 33, 40])
-def test_short_repeats_of_other_widths(width, count, rows, gap, simd):
-    # Items of widths that are no register's, repeated 2 to 15 times. Under
-    # 16 bytes, from 3 copies, with SSSE3, each row by the registers of its
-    # period's start (fb_repeat_short_rows): rows packed one after another
-    # written past their end over the rows after them, never past the
-    # block's last row (here the last readable byte); rows apart (`gap`
-    # items between them) end with a register that ends at the row's end,
-    # or a copy under 16 bytes, and leave the gap alone. Two copies, wider
-    # items, and every width without SIMD, item by item.
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 7, 8, 15, 40, 64, 65])
+@pytest.mark.parametrize("width", [3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 33, 40, 63,
+                                   64, 65])
+def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
+    # Items of widths that are no register's. Packed (no `gap`) with
+    # AVX-512 VBMI, up to 64 bytes repeated up to 64 times, by 64-byte
+    # permutes (fb_repeat_packed_items_wide): rounds of the items that fit
+    # in 64 bytes, whose last register overlaps the one before it, then
+    # the last items under byte masks. Else, under 16 bytes, from 3
+    # copies, with SSSE3, each row by the registers of its period's start
+    # (fb_repeat_short_rows; from 16 copies fb_repeat_rows): rows packed
+    # one after another written past their end over the rows after them,
+    # never past the block's last row (here the last readable byte); rows
+    # apart (`gap` items between them) end with a register that ends at
+    # the row's end, or a copy under 16 bytes, and leave the gap alone.
+    # Two copies, wider items, and every width without SIMD, item by item.
     raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
     item = np.dtype(f"V{width}")
     source, source_map, _ = _guarded(rows * width)
@@ -112,25 +123,26 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, simd):
         assert plan["kernel"] == "block" and plan["row_items"] == count, plan
     for num_threads in (1, 3):
         result[...] = 0
-        with _engine.tune(simd=simd):
+        with _engine.tune(**KERNELS[kernels]):
             assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
         assert out.tobytes() == np.tile(x, (1, count)).tobytes()
         assert not whole[:, count:].tobytes().strip(b"\0")
     del source_map, out_map
 
 
-@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("gap", [0, 3])
 @pytest.mark.parametrize("rows", [1, 3, 50])
-@pytest.mark.parametrize("count", [16, 17, 21, 32, 33, 40, 64])
+@pytest.mark.parametrize("count", [16, 17, 21, 32, 33, 40, 64, 65])
 @pytest.mark.parametrize("width", range(1, 16))
-def test_long_repeats_by_registers(width, count, rows, gap, simd):
-    # Items of 1 to 15 bytes repeated 16 or more times, with SSSE3 by the
-    # registers of the row's period (fb_repeat_rows): whole periods, then
-    # the period's first registers while 16 bytes are left, then, unless the
-    # row is whole registers, one register that ends at the row's end (its
-    # own shuffle of the item). Rows packed or apart (`gap` items between
-    # them, left alone); without SIMD, by memcpy doubling.
+def test_long_repeats_by_registers(width, count, rows, gap, kernels):
+    # Items of 1 to 15 bytes repeated 16 or more times: packed rows of up
+    # to 64 copies by 64-byte permutes (with VBMI); else, with SSSE3, by
+    # the registers of the row's period (fb_repeat_rows): whole periods,
+    # then the period's first registers while 16 bytes are left, then,
+    # unless the row is whole registers, one register that ends at the
+    # row's end (its own shuffle of the item). Rows packed or apart (`gap`
+    # items between them, left alone); without SIMD, by memcpy doubling.
     raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
     item = np.dtype(f"V{width}")
     source, source_map, _ = _guarded(rows * width)
@@ -144,7 +156,7 @@ def test_long_repeats_by_registers(width, count, rows, gap, simd):
         assert plan["kernel"] == "block" and plan["row_items"] == count, plan
     for num_threads in (1, 3):
         result[...] = 0
-        with _engine.tune(simd=simd):
+        with _engine.tune(**KERNELS[kernels]):
             assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
         assert out.tobytes() == np.tile(x, (1, count)).tobytes()
         assert not whole[:, count:].tobytes().strip(b"\0")

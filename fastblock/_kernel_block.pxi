@@ -246,6 +246,22 @@ cdef inline void repeat_block(char* dst, const char* src, intp n_outer, intp n_i
         repeat_items(<fb_item16*>NULL, dst, src, n_outer, n_inner, dst_outer, src_outer)
 
 
+cdef inline bint repeats_by_permutes(intp width, intp count, intp src_outer,
+                                    intp dst_outer) noexcept nogil:
+    """Whether a block of items each written ``count`` times side by side
+    (a repeat axis inside) goes by 64-byte permutes
+    (fb_repeat_packed_items_wide): packed items, with AVX-512 VBMI.
+    At 1 MiB, one thread, 0.7-1.05 x np.copyto for every width up to 64
+    and count up to 64, where the other kernels took up to 11 (1-byte
+    items 16 times), 6.8 (3-byte items twice) or 3.2 (16-byte items 16
+    times). The weave keeps register widths twice, and 1- and 2-byte
+    items 3 times (0.9 either way)."""
+    return (src_outer == width and dst_outer == count * width and width <= 64
+            and 2 <= count <= FB_PACKED_COUNT_MAX and tuning.wide_shuffles and use_vbmi()
+            and (count >= 4 or width > 8 or not is_register_width(width)
+                 or count == 3 and width >= 4))
+
+
 cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
                             intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner,
@@ -266,16 +282,7 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
         # (Here, not in a function of its own: gcc then made the loop of
         # float32 rows of 8 repeats a quarter slower.)
         packed = src_outer == width and dst_outer == n_inner * width
-        if packed and width <= 64 and n_inner <= FB_PACKED_COUNT_MAX and tuning.wide_shuffles \
-                and use_vbmi() and (n_inner >= 4 or width > 8 or not is_register_width(width)
-                                    or n_inner == 3 and width >= 4):
-            # Packed items repeated, by 64-byte permutes of the items in
-            # 64 source bytes: 0.7-1.05 x np.copyto at 1 MiB, one thread,
-            # for every width up to 64 and count up to 64, where the
-            # kernels below took up to 11 (1-byte items 16 times), 6.8
-            # (3-byte items twice) or 3.2 (16-byte items 16 times). The
-            # weave keeps register widths twice, and 1- and 2-byte items 3
-            # times (0.9 either way).
+        if repeats_by_permutes(width, n_inner, src_outer, dst_outer):
             fb_repeat_packed_items_wide(dst, src, n_outer, width, n_inner)
         elif use_ssse3() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.

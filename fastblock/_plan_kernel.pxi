@@ -102,7 +102,8 @@ cdef void choose_block_axes(Plan* p, const Axes* axes, KernelAxes* k) noexcept n
 cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuffles) noexcept nogil:
     """Gather whole destination runs instead of the block kernel's tiny
     blocks (depth_first with channels last: bs x C items), unless they are
-    a weave (find_weave) long enough for its vector loop; and instead of
+    a weave (find_weave) long enough for its vector loop or packed repeats
+    (repeats_by_permutes); and instead of
     the blocks that byte shuffles move faster (``force_shuffles``: all they
     can build)."""
     cdef const intp* ext = &axes.extent[0]
@@ -113,6 +114,12 @@ cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuf
     cdef Weave weave
     cdef bint shuffle_block
     if p.kernel == KERNEL_TRANSPOSE:
+        return
+    # Packed items repeated go by 64-byte permutes at about a copy's speed
+    # however small the block (an RGB uint8 image upsampled (h 2) (w 2),
+    # 128 x 128: 10.5 x np.copyto gathered, 1.2 so).
+    if a >= 0 and ss[b] == 0 and ds[b] == p.width and repeats_by_permutes(
+            p.width, p.tile_b, ss[a], ds[a]):
         return
     block_rows = imin(p.tile_a, ext[a]) if a >= 0 else 1
     block_items = block_rows * p.tile_b

@@ -161,3 +161,30 @@ def test_long_repeats_by_registers(width, count, rows, gap, kernels):
         assert out.tobytes() == np.tile(x, (1, count)).tobytes()
         assert not whole[:, count:].tobytes().strip(b"\0")
     del source_map, out_map
+
+
+@pytest.mark.parametrize("kernels", KERNELS)
+@pytest.mark.parametrize("side", [1, 5, 64, 128])
+@pytest.mark.parametrize("dtype, channels", [(np.uint8, 3), (np.uint8, 5), (np.float32, 3)])
+def test_small_upsampling_keeps_the_block_kernel(dtype, channels, side, kernels):
+    # Nearest-neighbour upsampling of channels-last pixels, ``(h 2) (w 2)``:
+    # blocks of one image row, each pixel twice. With VBMI such a block,
+    # however small, goes by 64-byte permutes (repeats_by_permutes), not
+    # gathered as a tiny block would be; the result starts and ends at the
+    # edges of readable memory, and every byte is compared with np.repeat.
+    shape = (side, side, channels)
+    values = np.random.default_rng(side).integers(0, 250, shape).astype(dtype)
+    x, source_map = _placed(shape, dtype, values)
+    out, out_map = _placed((2 * side, 2 * side, channels), dtype, 0)
+    view = np.broadcast_to(x[:, None, :, None, :], (side, 2, side, 2, channels))
+    with _engine.tune(**KERNELS[kernels]):
+        plan = _engine.describe(view.shape, view.strides, out.reshape(view.shape).strides,
+                                x.itemsize, dst_array=out)
+        got = fb.repeat(x, "h w c -> (h 2) (w 2) c", out=out, num_threads=2)
+    if side >= 64 and dtype == np.uint8 and channels == 3:
+        permutes = kernels == "64-byte" and _engine.cpu_features()["avx512_vbmi"]
+        assert plan["kernel"] == ("block" if permutes else "gather"), plan
+    assert got is out
+    expected = np.repeat(np.repeat(values, 2, axis=0), 2, axis=1)
+    assert out.tobytes() == expected.tobytes()
+    del source_map, out_map

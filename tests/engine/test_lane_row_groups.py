@@ -6,9 +6,11 @@ each row of the kernel's a axis (the space row of blocks), so that a
 block is many groups. A split reads its source in order and each lane's
 destination rows follow each other; streamed, each lane's rows of a
 block go out as one run (``stream_lane_split``). An interleave's group is
-one destination span. Sources and results end where readable memory
-ends, results start at every phase of a cache line, and every byte is
-compared with the reference formulas.
+one destination span. Interleaves of many lanes (channels-first to
+channels-last) from memory ask for each lane's run two blocks ahead.
+Sources and results end where readable memory ends, results start at
+every phase of a cache line, and every byte is compared with the
+reference formulas.
 """
 import sys
 
@@ -153,3 +155,27 @@ def test_lane_transposes_of_a_single_row_have_no_group(split, lanes, dtype):
     assert plan["kernel"] == "lanes" and plan["row_group"] == 1 and plan["rows"] == 1, plan
     assert fb.transpose(x, (1, 0), out=out) is out
     assert out.tobytes() == expected.tobytes()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
+@pytest.mark.parametrize("prefetch", [True, False])
+@pytest.mark.parametrize("channels, side", [(16, 40), (64, 16), (64, 33)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32])
+def test_many_lane_interleaves_read_ahead_within_their_source(dtype, channels, side, prefetch):
+    """Channels-first to channels-last with more than 8 lanes: a copy large
+    enough to stream (here every copy: stream_min_bytes 0) asks for each
+    lane's run two blocks on (run_lanes) before the kernel reads it. The
+    source's last lane ends where readable memory ends, so the requests
+    run past it; they must not fault, and the result must not change."""
+    values = _space((1, channels, side, side), dtype)
+    src, src_map, _ = _guarded(values.nbytes)
+    x = src.view(dtype).reshape(values.shape)
+    x[...] = values
+    view = x.transpose(0, 2, 3, 1)
+    out = np.zeros(view.shape, dtype)
+    with _engine.tune(stream_min_bytes=0, prefetch=prefetch):
+        plan = _engine.describe(view.shape, view.strides, out.strides, x.itemsize, dst_array=out)
+        assert fb.transpose(x, (0, 2, 3, 1), out=out, num_threads=2) is out
+    assert plan["kernel"] == "lanes" and plan["lanes"] == channels, plan
+    assert out.tobytes() == np.ascontiguousarray(values.transpose(0, 2, 3, 1)).tobytes()
+    del src_map

@@ -301,7 +301,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
              source_table=None, int num_threads=1):
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
     ``kernel`` ("lanes", "gather", "transpose" or "block"), ``lanes`` (lane
-    transposes: lanes per pixel), ``width`` (bytes per folded item), the
+    transposes: lanes per pixel), ``lane_permutes`` (a lane transpose whose
+    whole blocks go by 64-byte permutes), ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
     a transpose's destination rows and their items), ``row_group`` (the
     rows a lane transpose takes whole in each row of its a axis; 1: none),
@@ -355,6 +356,7 @@ cdef dict kernel_summary(const Plan* plan):
     return {
         "kernel": KERNEL_NAMES[plan.kernel],
         "lanes": plan.lanes.n_lanes,
+        "lane_permutes": plan.kernel == KERNEL_LANES and lanes_by_permutes(plan, plan.tile_b),
         "width": plan.width,
         "rows": (plan.tile_a * plan.a_in if transposes
                  else plan.tile_a * plan.lanes.rows_in if plan.kernel == KERNEL_LANES else plan.tile_a),

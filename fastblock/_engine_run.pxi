@@ -4,7 +4,7 @@
 
 from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX,
                              MAX_LOOP, Plan, ShuffleProgram, intp)
-from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_prefetch_run, fb_stream_copy, fb_stream_fence, fb_stream_lines,
+from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_lanes_rows_wide, fb_prefetch_run, fb_stream_copy, fb_stream_fence, fb_stream_lines,
                           fb_stream_span, fb_transpose_runs)
 
 
@@ -54,8 +54,12 @@ cdef inline void run_lanes(const Plan* p, char* dst, const char* src, intp size_
             and rows.n_in == 1 and p.copy_bytes >= tuning.stream_min_bytes:
         for l in range(p.lanes.n_lanes):
             fb_prefetch_run(src + offsets[l] + 2 * run, run)
-    fb_lanes_rows(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.masks,
-                  p.lanes.interleave, <int>p.width)
+    if lanes_by_permutes(p, size_b):
+        fb_lanes_rows_wide(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.interleave,
+                           <int>p.width)
+    else:
+        fb_lanes_rows(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.masks,
+                      p.lanes.interleave, <int>p.width)
 
 
 cdef inline void run_block_copy(const Plan* p, const BlockCopy* how, char* dst, const char* src,

@@ -74,6 +74,8 @@ cdef extern from "_src/lanes.h" nogil:
     void fb_lanes_rows(char* dst, const char* src, const FbLaneRows* rows, fb_intp n, int L,
                        const fb_intp* lane, const unsigned char* masks, int interleave,
                        int width) noexcept
+    void fb_lanes_rows_wide(char* dst, const char* src, const FbLaneRows* rows, fb_intp n, int L,
+                            const fb_intp* lane, int interleave, int width) noexcept
 
 
 cdef extern from "_src/stream.h" nogil:

@@ -13,6 +13,19 @@ cdef enum:
     PAIR_MIN_PIXELS = 32
 
 
+cdef inline bint lanes_by_permutes(const Plan* p, intp pixels) noexcept nogil:
+    """Whether a lane transpose's rows of ``pixels`` go by 64-byte permutes
+    (fb_lanes_rows_wide, AVX-512 VBMI): 3 or 4 lanes of 1- or 2-byte items,
+    or 2 where the destination is not streamed, in rows of at least one
+    step (64 bytes of each lane). 1 MiB in cache, one thread, over
+    np.copyto: RGB uint8 pixels to planes 2.2 -> 1.2 and back 2.6 -> 1.1,
+    SpaceToDepth uint8 and float16 bs 2 2.2 -> 1.5 and 2.1 -> 1.3. Two
+    lanes streamed lost (64 MiB float16 bs 2: 0.71 -> 0.92); shorter rows
+    are all masked tails (64 KiB uint8 bs 4: 5.9 -> 8.7)."""
+    return (p.width <= 2 and 2 <= p.lanes.n_lanes <= 4 and pixels * p.width >= 64
+            and (p.lanes.n_lanes > 2 or not p.stream) and tuning.wide_shuffles and use_vbmi())
+
+
 cdef bint plan_lanes(Plan* p, Axes* axes) noexcept nogil:
     """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_engine_types.pxd``)
     if the copy is one; the lane axes are then removed and the pixel axis is

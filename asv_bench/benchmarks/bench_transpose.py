@@ -1,5 +1,6 @@
-"""fb.transpose at memory speed: a square 2-D matrix, NCHW <-> NHWC, and a
-Fortran-order array into C order (``common.TRANSPOSE_PATTERNS``). These run
+"""fb.transpose at memory speed: a square 2-D matrix, NCHW <-> NHWC, RGB
+pixels to planes and back, and a Fortran-order array into C order
+(``common.TRANSPOSE_PATTERNS``). These run
 the staged transpose kernel (``fastblock/_kernel_transpose.pxi``) or the lane
 transposes; ``track_vs_copy`` is the figure to watch (a copy of the same
 bytes is the floor).

@@ -412,9 +412,10 @@ def strided_block_case(op: str, order: str, dtype: str, size: str, threads) -> C
     return checked((op, "strided", order, dtype, size, threads), case)
 
 
-# Transposes (fb.transpose): a square 2-D matrix, NCHW <-> NHWC, and a
+# Transposes (fb.transpose): a square 2-D matrix, NCHW <-> NHWC (16
+# channels), RGB pixels to planes and back (HWC <-> CHW, 3 channels), and a
 # Fortran-order NCHW array into C order (the identity axes).
-TRANSPOSE_PATTERNS = ["2-D", "NCHW->NHWC", "NHWC->NCHW", "fortran->C"]
+TRANSPOSE_PATTERNS = ["2-D", "NCHW->NHWC", "NHWC->NCHW", "HWC->CHW", "CHW->HWC", "fortran->C"]
 
 
 def transpose_case(pattern: str, dtype: str, size: str, threads) -> Case:
@@ -422,6 +423,9 @@ def transpose_case(pattern: str, dtype: str, size: str, threads) -> Case:
     if pattern == "2-D":
         side = max(1, math.isqrt(items))
         shape, axes = (side, side), (1, 0)
+    elif pattern in ("HWC->CHW", "CHW->HWC"):
+        side = max(1, math.isqrt(items // 3))
+        shape, axes = ((side, side, 3), (2, 0, 1)) if pattern == "HWC->CHW" else ((3, side, side), (1, 2, 0))
     else:
         side = max(1, math.isqrt(items // 64))
         shape, axes = (4, 16, side, side), (0, 2, 3, 1)

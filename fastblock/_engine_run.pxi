@@ -4,8 +4,9 @@
 
 from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX,
                              MAX_LOOP, Plan, ShuffleProgram, intp)
-from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_lanes_rows_wide, fb_prefetch_run, fb_stream_copy, fb_stream_fence, fb_stream_lines,
-                          fb_stream_span, fb_transpose_runs)
+from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_lanes_rows_wide, fb_prefetch_run,
+                          fb_stream_copy, fb_stream_fence, fb_stream_lines, fb_stream_span,
+                          fb_transpose_runs)
 
 
 cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp run,
@@ -39,17 +40,18 @@ cdef inline void run_lanes(const Plan* p, char* dst, const char* src, intp size_
     """A lane transpose's block: ``size_a`` groups of rows ``dst_a`` bytes
     apart, their rows ``dst_in`` apart, each of ``size_b`` pixels."""
     cdef FbLaneRows rows
+    cdef intp l, run = size_b * p.width
     rows.n_groups = size_a
     rows.dst_group = dst_a
     rows.src_group = p.src_a
     rows.n_in = p.lanes.rows_in
     rows.dst_in = dst_in
     rows.src_in = p.lanes.src_in
-    cdef intp l, run = size_b * p.width
     # Many lanes are more read streams than the hardware follows: a copy
     # from memory asks for each lane's run two blocks on (channels-first
-    # to channels-last float32, 64 channels, 16 MiB, one thread: 3.4-5.3
-    # x np.copyto -> 1.6-2.0; in cache it cost up to a tenth).
+    # to channels-last float32, 64 channels, one thread: 32 MiB 4.5 x
+    # np.copyto -> 1.3, 16 MiB 2.2 -> 1.9). Copies in cache do not ask:
+    # there it cost up to a tenth.
     if p.lanes.interleave and p.lanes.n_lanes > 8 and tuning.prefetch and size_a == 1 \
             and rows.n_in == 1 and p.copy_bytes >= tuning.stream_min_bytes:
         for l in range(p.lanes.n_lanes):

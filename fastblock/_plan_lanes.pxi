@@ -20,8 +20,9 @@ cdef inline bint lanes_by_permutes(const Plan* p, intp pixels) noexcept nogil:
     step (64 bytes of each lane). 1 MiB in cache, one thread, over
     np.copyto: RGB uint8 pixels to planes 2.2 -> 1.2 and back 2.6 -> 1.1,
     SpaceToDepth uint8 and float16 bs 2 2.2 -> 1.5 and 2.1 -> 1.3. Two
-    lanes streamed lost (64 MiB float16 bs 2: 0.71 -> 0.92); shorter rows
-    are all masked tails (64 KiB uint8 bs 4: 5.9 -> 8.7)."""
+    lanes streamed lost on two threads (64 MiB float16 bs 2: 0.61 -> 0.95;
+    one thread level); shorter rows are all masked tails (64 KiB uint8 bs
+    4: 5.9 -> 8.7)."""
     return (p.width <= 2 and 2 <= p.lanes.n_lanes <= 4 and pixels * p.width >= 64
             and (p.lanes.n_lanes > 2 or not p.stream) and tuning.wide_shuffles and use_vbmi())
 

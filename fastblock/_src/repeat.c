@@ -207,6 +207,28 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
 
 /* AVX-512 VBMI */
 
+/* The whole rounds of fb_repeat_packed_items_wide, the round's masks
+   loaded into `mask` first; returns the items done. Called with an array
+   of 15 (kept in registers) or of FB_PACKED_COUNT_MAX + 1. */
+static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
+fb_intp fb_permute_rounds(char *dst, const char *src, fb_intp n, fb_intp width, fb_intp count,
+                          const unsigned char *index, __m512i *mask) {
+    const fb_intp per_round = 64 / width, item_bytes = width * count;
+    const fb_intp round_bytes = per_round * item_bytes, regs = (round_bytes + 63) / 64;
+    const fb_intp last = round_bytes - 64;      /* the round's last register */
+    fb_intp i, r;
+    for (r = 0; r < regs; r++)
+        mask[r] = _mm512_loadu_si512((const void *)(index + (r < regs - 1 ? 64 * r : last)));
+    for (i = 0; (n - i) * width >= 64; i += per_round) {
+        const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
+        char *d = dst + i * item_bytes;
+        for (r = 0; r < regs - 1; r++)
+            _mm512_storeu_si512((void *)(d + 64 * r), _mm512_permutexvar_epi8(mask[r], items));
+        _mm512_storeu_si512((void *)(d + last), _mm512_permutexvar_epi8(mask[r], items));
+    }
+    return i;
+}
+
 /* fb_repeat_packed_items by 64-byte rounds, for items of any width up to
    64 bytes: a round is the k = 64 / width items that fit in a register,
    and its k width count result bytes are registers, each a byte
@@ -220,35 +242,16 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
                                  fb_intp count) {
-    const fb_intp per_round = 64 / width, item_bytes = width * count;
-    const fb_intp round_bytes = per_round * item_bytes, regs = (round_bytes + 63) / 64;
-    const fb_intp last = round_bytes - 64;      /* the round's last register */
+    const fb_intp item_bytes = width * count;
+    const fb_intp regs = (64 / width * item_bytes + 63) / 64;   /* a round's registers */
     const unsigned char *index = fb_packed_indices(width, count);
-    fb_intp i = 0, r, left;
+    fb_intp i, r, left;
     if (regs <= 15) {
         __m512i mask[15];
-        for (r = 0; r < regs; r++)
-            mask[r] = _mm512_loadu_si512((const void *)(index + (r < regs - 1 ? 64 * r : last)));
-        for (; (n - i) * width >= 64; i += per_round) {
-            const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
-            char *d = dst + i * item_bytes;
-            for (r = 0; r < regs - 1; r++)
-                _mm512_storeu_si512((void *)(d + 64 * r),
-                                    _mm512_permutexvar_epi8(mask[r], items));
-            _mm512_storeu_si512((void *)(d + last), _mm512_permutexvar_epi8(mask[r], items));
-        }
+        i = fb_permute_rounds(dst, src, n, width, count, index, mask);
     } else {
         __m512i mask[FB_PACKED_COUNT_MAX + 1];
-        for (r = 0; r < regs; r++)
-            mask[r] = _mm512_loadu_si512((const void *)(index + (r < regs - 1 ? 64 * r : last)));
-        for (; (n - i) * width >= 64; i += per_round) {
-            const __m512i items = _mm512_loadu_si512((const void *)(src + i * width));
-            char *d = dst + i * item_bytes;
-            for (r = 0; r < regs - 1; r++)
-                _mm512_storeu_si512((void *)(d + 64 * r),
-                                    _mm512_permutexvar_epi8(mask[r], items));
-            _mm512_storeu_si512((void *)(d + last), _mm512_permutexvar_epi8(mask[r], items));
-        }
+        i = fb_permute_rounds(dst, src, n, width, count, index, mask);
     }
     if (i < n) {
         const __m512i items = _mm512_maskz_loadu_epi8(

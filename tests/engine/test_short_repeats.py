@@ -91,6 +91,32 @@ def test_packed_items_repeated_by_shuffles(dtype, count, items, wide):
     del source_map, out_map
 
 
+def _check_repeated_rows(width, count, rows, gap, kernels):
+    """``rows`` items of ``width`` bytes (a void dtype), each tiled ``count``
+    times into rows ``gap`` items longer, under the ``kernels`` setting,
+    with 1 and 3 threads: the source's last byte and the result's are the
+    last readable ones, every byte is compared with ``np.tile``, and the
+    gaps stay zero."""
+    raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
+    item = np.dtype(f"V{width}")
+    source, source_map, _ = _guarded(rows * width)
+    source[...] = raw
+    x = source.view(item).reshape(rows, 1)
+    result, out_map, _ = _guarded(rows * (count + gap) * width)
+    whole = result.view(item).reshape(rows, count + gap)
+    out = whole[:, :count]
+    plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
+    if rows > 1:
+        assert plan["kernel"] == "block" and plan["row_items"] == count, plan
+    for num_threads in (1, 3):
+        result[...] = 0
+        with _engine.tune(**KERNELS[kernels]):
+            assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
+        assert out.tobytes() == np.tile(x, (1, count)).tobytes()
+        assert not whole[:, count:].tobytes().strip(b"\0")
+    del source_map, out_map
+
+
 @pytest.mark.parametrize("kernels", KERNELS)
 @pytest.mark.parametrize("gap", [0, 3])
 @pytest.mark.parametrize("rows", [1, 2, 3, 50, 1000])
@@ -110,24 +136,7 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
     # apart (`gap` items between them) end with a register that ends at
     # the row's end, or a copy under 16 bytes, and leave the gap alone.
     # Two copies, wider items, and every width without SIMD, item by item.
-    raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
-    item = np.dtype(f"V{width}")
-    source, source_map, _ = _guarded(rows * width)
-    source[...] = raw
-    x = source.view(item).reshape(rows, 1)
-    result, out_map, _ = _guarded(rows * (count + gap) * width)
-    whole = result.view(item).reshape(rows, count + gap)
-    out = whole[:, :count]
-    plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
-    if rows > 1:
-        assert plan["kernel"] == "block" and plan["row_items"] == count, plan
-    for num_threads in (1, 3):
-        result[...] = 0
-        with _engine.tune(**KERNELS[kernels]):
-            assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
-        assert out.tobytes() == np.tile(x, (1, count)).tobytes()
-        assert not whole[:, count:].tobytes().strip(b"\0")
-    del source_map, out_map
+    _check_repeated_rows(width, count, rows, gap, kernels)
 
 
 @pytest.mark.parametrize("kernels", KERNELS)
@@ -143,24 +152,7 @@ def test_long_repeats_by_registers(width, count, rows, gap, kernels):
     # unless the row is whole registers, one register that ends at the
     # row's end (its own shuffle of the item). Rows packed or apart (`gap`
     # items between them, left alone); without SIMD, by memcpy doubling.
-    raw = np.random.default_rng(width * count + rows).integers(1, 256, rows * width, np.uint8)
-    item = np.dtype(f"V{width}")
-    source, source_map, _ = _guarded(rows * width)
-    source[...] = raw
-    x = source.view(item).reshape(rows, 1)
-    result, out_map, _ = _guarded(rows * (count + gap) * width)
-    whole = result.view(item).reshape(rows, count + gap)
-    out = whole[:, :count]
-    plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
-    if rows > 1:
-        assert plan["kernel"] == "block" and plan["row_items"] == count, plan
-    for num_threads in (1, 3):
-        result[...] = 0
-        with _engine.tune(**KERNELS[kernels]):
-            assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
-        assert out.tobytes() == np.tile(x, (1, count)).tobytes()
-        assert not whole[:, count:].tobytes().strip(b"\0")
-    del source_map, out_map
+    _check_repeated_rows(width, count, rows, gap, kernels)
 
 
 @pytest.mark.parametrize("kernels", KERNELS)

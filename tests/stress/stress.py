@@ -356,7 +356,9 @@ def case_transpose(rng, dtype) -> Case:
 def case_tile(rng, dtype) -> Case:
     rank = int(rng.choice([0, 1, 2, 3, 3, 4, 5, 6]))
     n_reps = max(0, rank + int(rng.integers(-1, 2)))
-    reps = tuple(int(rng.choice([1, 1, 1, 2, 2, 3, 4, 5, 8, 17, 40])) for _ in range(n_reps))
+    # The repeats alone may make the result large: at most MAX_CASE_BYTES.
+    reps = [int(rng.choice([1, 1, 1, 2, 2, 3, 4, 5, 8, 17, 40])) for _ in range(n_reps)]
+    reps = tuple(shrink(reps, MAX_CASE_BYTES // dtype.itemsize))
     if reps and rng.random() < 0.05:
         reps = tuple(0 if i == 0 else r for i, r in enumerate(reps))
     target = max(1, draw_bytes(rng) // max(1, math.prod(reps)))

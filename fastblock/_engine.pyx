@@ -163,6 +163,12 @@ def started_team_on_this_thread():
 cdef enum:
     # Bytes of a cache line (the unit the source is read in).
     CACHE_LINE = 64
+    # Bytes of one way of the L1 data cache (64 sets of lines on x86-64 and
+    # ARM64 cores alike): lines this many bytes apart share a set.
+    L1_WAY_BYTES = 4096
+    # Ways of the smallest L1 data cache the engine meets (8 on AMD Zen, 12
+    # on Intel since Ice Lake): the lines one set holds.
+    L1_WAYS = 8
 
 
 cdef inline intp iabs(intp v) noexcept nogil:
@@ -302,7 +308,9 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     """The plan the engine would run for a copy (see :func:`copy`), as a dict:
     ``kernel`` ("lanes", "gather", "transpose" or "block"), ``lanes`` (lane
     transposes: lanes per pixel), ``lane_permutes`` (a lane transpose whose
-    whole blocks go by 64-byte permutes), ``width`` (bytes per folded item), the
+    whole blocks go by 64-byte permutes), ``rows_across_groups`` (a lane
+    split that writes the first row of each group, then the second...),
+    ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
     a transpose's destination rows and their items), ``row_group`` (the
     rows a lane transpose takes whole in each row of its a axis; 1: none),
@@ -357,6 +365,8 @@ cdef dict kernel_summary(const Plan* plan):
         "kernel": KERNEL_NAMES[plan.kernel],
         "lanes": plan.lanes.n_lanes,
         "lane_permutes": plan.kernel == KERNEL_LANES and lanes_by_permutes(plan, plan.tile_b),
+        "rows_across_groups": plan.kernel == KERNEL_LANES and rows_across_groups(
+            plan, plan.dst_a, plan.lanes.dst_in, plan.lanes.offset),
         "width": plan.width,
         "rows": (plan.tile_a * plan.a_in if transposes
                  else plan.tile_a * plan.lanes.rows_in if plan.kernel == KERNEL_LANES else plan.tile_a),

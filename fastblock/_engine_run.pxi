@@ -41,19 +41,27 @@ cdef inline void run_lanes(const Plan* p, char* dst, const char* src, intp size_
     apart, their rows ``dst_in`` apart, each of ``size_b`` pixels."""
     cdef FbLaneRows rows
     cdef intp l, run = size_b * p.width
-    rows.n_groups = size_a
-    rows.dst_group = dst_a
-    rows.src_group = p.src_a
-    rows.n_in = p.lanes.rows_in
-    rows.dst_in = dst_in
-    rows.src_in = p.lanes.src_in
+    if rows_across_groups(p, dst_a, dst_in, offsets):
+        rows.n_groups = p.lanes.rows_in
+        rows.dst_group = dst_in
+        rows.src_group = p.lanes.src_in
+        rows.n_in = size_a
+        rows.dst_in = dst_a
+        rows.src_in = p.src_a
+    else:
+        rows.n_groups = size_a
+        rows.dst_group = dst_a
+        rows.src_group = p.src_a
+        rows.n_in = p.lanes.rows_in
+        rows.dst_in = dst_in
+        rows.src_in = p.lanes.src_in
     # Many lanes are more read streams than the hardware follows: a copy
     # from memory asks for each lane's run two blocks on (channels-first
     # to channels-last float32, 64 channels, one thread: 32 MiB 4.5 x
     # np.copyto -> 1.3, 16 MiB 2.2 -> 1.9). Copies in cache do not ask:
     # there it cost up to a tenth.
     if p.lanes.interleave and p.lanes.n_lanes > 8 and tuning.prefetch and size_a == 1 \
-            and rows.n_in == 1 and p.copy_bytes >= tuning.stream_min_bytes:
+            and p.lanes.rows_in == 1 and p.copy_bytes >= tuning.stream_min_bytes:
         for l in range(p.lanes.n_lanes):
             fb_prefetch_run(src + offsets[l] + 2 * run, run)
     if lanes_by_permutes(p, size_b):

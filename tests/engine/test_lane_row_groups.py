@@ -6,7 +6,9 @@ each row of the kernel's a axis (the space row of blocks), so that a
 block is many groups. A split reads its source in order and each lane's
 destination rows follow each other; streamed, each lane's rows of a
 block go out as one run (``stream_lane_split``). An interleave's group is
-one destination span. Interleaves of many lanes (channels-first to
+one destination span. A split whose groups' rows and lanes would crowd
+the same L1 sets runs the first row of every group, then the second...
+(``rows_across_groups``). Interleaves of many lanes (channels-first to
 channels-last) from memory ask for each lane's run two blocks ahead.
 Sources and results end where readable memory ends, results start at
 every phase of a cache line, and every byte is compared with the
@@ -126,6 +128,52 @@ def test_grouped_rows_write_exactly_the_result(op, dtype, bs, width, mode, lead,
             and plan["lanes"] <= 4 and plan["row_items"] * x.itemsize >= 64
             and (plan["lanes"] > 2 or not streamed)), plan
     del maps
+
+
+# Blocks a side whose planes are 4 KiB: (height, width) by item size.
+PLANE_4K = {1: (64, 64), 2: (32, 64), 4: (32, 32), 8: (32, 16)}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
+@pytest.mark.parametrize("num_threads", [1, 3])
+@pytest.mark.parametrize("lead", [0, 16, 37])
+@pytest.mark.parametrize("whole_ways", [True, False])
+@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
+@pytest.mark.parametrize("bs", [2, 3, 4])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space"])
+@pytest.mark.parametrize("permutes", [True, False])
+def test_rows_across_groups_write_exactly_the_result(op, dtype, bs, mode, whole_ways, lead,
+                                                     num_threads, permutes):
+    # A split whose planes are whole 4 KiB apart (``whole_ways``) writes the
+    # first row of every group of a block, then the second...: its groups'
+    # bs rows and bs lanes would share the same L1 sets, more than a set
+    # holds from 3 rows and lanes on. Planes of other sizes, bs 2 and
+    # interleaves keep the group order.
+    height, width = PLANE_4K[np.dtype(dtype).itemsize]
+    if not whole_ways:
+        height -= 3
+    x, expected, out, maps = _case(op, dtype, bs, mode, height, width, True, lead)
+    with _engine.tune(wide_shuffles=permutes):
+        got = getattr(fb, op)(x, bs, mode, out=out, num_threads=num_threads)
+        plan = _plan(x, bs, mode, out, op == "space_to_depth")
+    assert got is out
+    assert out.tobytes() == expected.tobytes()
+    assert plan["kernel"] == "lanes" and plan["row_group"] == bs and not plan["streams"], plan
+    assert plan["rows_across_groups"] == (op == "space_to_depth" and whole_ways and bs >= 3), plan
+    del maps
+
+
+def test_streamed_splits_keep_the_group_order():
+    # The kernel then writes the stage, not the planes.
+    x = _space((2, 3, 32 * 4, 32 * 4), np.float32)
+    expected = space_to_depth_ref(x, 4)
+    out = np.zeros_like(expected)
+    with _engine.tune(streaming=True, stream_min_bytes=0):
+        plan = _plan(x, 4, "blocks_first", out)
+        fb.space_to_depth(x, 4, out=out)
+    assert plan["streams"] and not plan["rows_across_groups"], plan
+    assert out.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("lead", [0, 16])

@@ -292,11 +292,15 @@ def _block_shapes(rng, itemsize, layout_name, bs, rank, target):
     if k >= 3:
         spatial = [min(s, 12) for s in spatial]
     channels, *spatial = shrink([channels] + spatial, MAX_CASE_BYTES // (itemsize * bs ** k))
+    whole_ways = layout_name == "channels_first" and rng.random() < 0.3
+    if whole_ways:
+        spatial = _blocks_of_whole_ways(rng, itemsize, k)
+        channels = max(1, min(channels, MAX_CASE_BYTES // (itemsize * bs ** k * math.prod(spatial))))
     n = 1
     if layout_name == "channels_first":
         space = [n, channels] + [s * bs for s in spatial]
         depth = [n, channels * bs ** k] + spatial
-        axis = 0 if rng.random() < 0.5 else 2
+        axis = 0 if whole_ways or rng.random() < 0.5 else 2
     else:
         space = [n] + [s * bs for s in spatial] + [channels]
         depth = [n] + spatial + [channels * bs ** k]
@@ -308,6 +312,19 @@ def _block_shapes(rng, itemsize, layout_name, bs, rank, target):
     else:
         depth[axis] = space_shape[axis] // bs
     return space_shape, depth
+
+
+def _blocks_of_whole_ways(rng, itemsize, k):
+    """``k`` block counts (powers of two) whose planes are 4 or 8 KiB: the
+    rows of a channels-first split's groups then share L1 sets
+    (rows_across_groups)."""
+    items = 4096 // itemsize * int(rng.choice([1, 2]))
+    spatial = [1] * k
+    for i in range(k - 1, 0, -1):
+        spatial[i] = min(items, 1 << int(rng.integers(0, 8)))
+        items //= spatial[i]
+    spatial[0] = items
+    return spatial
 
 
 def case_block(rng, dtype, to_depth: bool) -> Case:

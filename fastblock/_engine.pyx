@@ -309,7 +309,7 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     ``kernel`` ("lanes", "gather", "transpose" or "block"), ``lanes`` (lane
     transposes: lanes per pixel), ``lane_permutes`` (a lane transpose whose
     whole blocks go by 64-byte permutes), ``rows_across_groups`` (a lane
-    split that writes the first row of each group, then the second...),
+    transpose that moves the first row of each group, then the second...),
     ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
     a transpose's destination rows and their items), ``row_group`` (the

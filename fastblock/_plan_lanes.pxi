@@ -29,22 +29,27 @@ cdef inline bint lanes_by_permutes(const Plan* p, intp pixels) noexcept nogil:
 
 cdef inline bint rows_across_groups(const Plan* p, intp dst_group, intp dst_in,
                                     const intp* lane_offset) noexcept nogil:
-    """Whether a lane split's block runs the first row of every group, then
-    the second, and so on (its FbLaneRows swapped), rather than group by
-    group: where the rows of a group lie whole L1 ways apart in the
-    destination (``dst_in``) and the groups do not (``dst_group``), and a
+    """Whether a lane transpose's block runs the first row of every group,
+    then the second, and so on (its FbLaneRows swapped), rather than group
+    by group. On the side where the lanes lie apart (a split's destination,
+    ``dst_group`` and ``dst_in`` bytes apart, an interleave's source): where
+    the rows of a group lie whole L1 ways apart and the groups do not, and a
     group's rows and the lanes that share their sets are more lines than a
     set holds. SpaceToDepth channels-first writes a group's bs rows into
-    planes bs x C apart, and its bs lanes into planes C apart. 1 MiB, one
-    thread, over np.copyto: float32 bs 4 at 128 x 128 pixels 2.66 -> 1.57,
-    256 x 256 1.86 -> 1.47; uint8 depth_first bs 4 3.17 -> 1.52. Rows
-    that lie apart keep the group order (120 x 120: 1.45, 1.77 across), and
-    so do fewer lines (float32 bs 2: 1.16, 1.35 across) and streamed
+    planes bs x C apart and its bs lanes into planes C apart, DepthToSpace
+    reads them. Over np.copyto, 1 MiB to 4 MiB, one thread:
+    SpaceToDepth float32 bs 4 [1, 16, 256, 256] 1.76 -> 1.46, [1, 64, 64,
+    64] 2.94 -> 1.84, uint8 bs 4 [1, 3, 512, 512] 1.95 -> 1.42;
+    DepthToSpace uint8 bs 4 [1, 16, 512, 512] 2.15 -> 1.67. Rows that lie
+    apart keep the group order (SpaceToDepth at 120 x 120: 1.45, 1.77
+    across), and so do fewer lines (bs 2: 1.16, 1.35 across) and streamed
     destinations, whose kernel writes the stage (64 MiB float32 bs 4, one
     thread: 0.77, 0.82 across)."""
+    cdef intp group = p.src_a if p.lanes.interleave else dst_group
+    cdef intp within = p.lanes.src_in if p.lanes.interleave else dst_in
     cdef int l, crowded = 0
-    if p.lanes.interleave or p.stream or p.lanes.rows_in < 2 or dst_in % L1_WAY_BYTES != 0 \
-            or dst_group % L1_WAY_BYTES == 0:
+    if p.stream or p.lanes.rows_in < 2 or within % L1_WAY_BYTES != 0 \
+            or group % L1_WAY_BYTES == 0:
         return False
     for l in range(p.lanes.n_lanes):
         crowded += (lane_offset[l] - lane_offset[0]) % L1_WAY_BYTES == 0

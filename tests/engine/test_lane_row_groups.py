@@ -6,8 +6,8 @@ each row of the kernel's a axis (the space row of blocks), so that a
 block is many groups. A split reads its source in order and each lane's
 destination rows follow each other; streamed, each lane's rows of a
 block go out as one run (``stream_lane_split``). An interleave's group is
-one destination span. A split whose groups' rows and lanes would crowd
-the same L1 sets runs the first row of every group, then the second...
+one destination span. Where a group's rows and lanes would crowd the same
+L1 sets, a block takes the first row of every group, then the second...
 (``rows_across_groups``). Interleaves of many lanes (channels-first to
 channels-last) from memory ask for each lane's run two blocks ahead.
 Sources and results end where readable memory ends, results start at
@@ -145,11 +145,11 @@ PLANE_4K = {1: (64, 64), 2: (32, 64), 4: (32, 32), 8: (32, 16)}
 @pytest.mark.parametrize("permutes", [True, False])
 def test_rows_across_groups_write_exactly_the_result(op, dtype, bs, mode, whole_ways, lead,
                                                      num_threads, permutes):
-    # A split whose planes are whole 4 KiB apart (``whole_ways``) writes the
-    # first row of every group of a block, then the second...: its groups'
-    # bs rows and bs lanes would share the same L1 sets, more than a set
-    # holds from 3 rows and lanes on. Planes of other sizes, bs 2 and
-    # interleaves keep the group order.
+    # A split (interleave) whose planes are whole 4 KiB apart
+    # (``whole_ways``) writes (reads) the first row of every group of a
+    # block, then the second...: its groups' bs rows and bs lanes would
+    # share the same L1 sets, more than a set holds from 3 rows and lanes
+    # on. Planes of other sizes and bs 2 keep the group order.
     height, width = PLANE_4K[np.dtype(dtype).itemsize]
     if not whole_ways:
         height -= 3
@@ -160,18 +160,17 @@ def test_rows_across_groups_write_exactly_the_result(op, dtype, bs, mode, whole_
     assert got is out
     assert out.tobytes() == expected.tobytes()
     assert plan["kernel"] == "lanes" and plan["row_group"] == bs and not plan["streams"], plan
-    assert plan["rows_across_groups"] == (op == "space_to_depth" and whole_ways and bs >= 3), plan
+    assert plan["rows_across_groups"] == (whole_ways and bs >= 3), plan
     del maps
 
 
-def test_streamed_splits_keep_the_group_order():
-    # The kernel then writes the stage, not the planes.
-    x = _space((2, 3, 32 * 4, 32 * 4), np.float32)
-    expected = space_to_depth_ref(x, 4)
-    out = np.zeros_like(expected)
+@pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space"])
+def test_streamed_lane_transposes_keep_the_group_order(op):
+    # A split's kernel then writes the stage, not the planes.
+    x, expected, out, _ = _case(op, np.float32, 4, "blocks_first", 32, 32, False, 0)
     with _engine.tune(streaming=True, stream_min_bytes=0):
-        plan = _plan(x, 4, "blocks_first", out)
-        fb.space_to_depth(x, 4, out=out)
+        plan = _plan(x, 4, "blocks_first", out, op == "space_to_depth")
+        getattr(fb, op)(x, 4, out=out)
     assert plan["streams"] and not plan["rows_across_groups"], plan
     assert out.tobytes() == expected.tobytes()
 

@@ -316,7 +316,7 @@ def _block_shapes(rng, itemsize, layout_name, bs, rank, target):
 
 def _blocks_of_whole_ways(rng, itemsize, k):
     """``k`` block counts (powers of two) whose planes are 4 or 8 KiB: the
-    rows of a channels-first split's groups then share L1 sets
+    rows of a channels-first lane transpose's groups then share L1 sets
     (rows_across_groups)."""
     items = 4096 // itemsize * int(rng.choice([1, 2]))
     spatial = [1] * k

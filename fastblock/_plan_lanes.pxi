@@ -15,16 +15,26 @@ cdef enum:
 
 cdef inline bint lanes_by_permutes(const Plan* p, intp pixels) noexcept nogil:
     """Whether a lane transpose's rows of ``pixels`` go by 64-byte permutes
-    (fb_lanes_rows_wide, AVX-512 VBMI): 3 or 4 lanes of 1- or 2-byte items,
-    or 2 where the destination is not streamed, in rows of at least one
-    step (64 bytes of each lane). 1 MiB in cache, one thread, over
+    (fb_lanes_rows_wide, AVX-512 VBMI), in rows of at least one step (64
+    bytes of each lane): 3 or 4 lanes of 1- or 2-byte items, or 2 where
+    the destination is not streamed; 3 or 4 lanes of 4-byte items where it
+    is not, and 3 interleaved where it is. 1 MiB in cache, one thread, over
     np.copyto: RGB uint8 pixels to planes 2.2 -> 1.2 and back 2.6 -> 1.1,
-    SpaceToDepth uint8 and float16 bs 2 2.2 -> 1.5 and 2.1 -> 1.3. Two
-    lanes streamed lost on two threads (64 MiB float16 bs 2: 0.61 -> 0.95;
-    one thread level); shorter rows are all masked tails (64 KiB uint8 bs
-    4: 5.9 -> 8.7)."""
-    return (p.width <= 2 and 2 <= p.lanes.n_lanes <= 4 and pixels * p.width >= 64
-            and (p.lanes.n_lanes > 2 or not p.stream) and tuning.wide_shuffles and use_vbmi())
+    float32 1.8 -> 1.1 and back 1.3 -> 1.0; SpaceToDepth uint8 and float16
+    bs 2 2.2 -> 1.5 and 2.1 -> 1.3, float32 bs 3 2.4 -> 1.3 and back 1.7 ->
+    1.2. Streamed, two lanes of 1- and 2-byte items lost on two threads (64
+    MiB float16 bs 2: 0.61 -> 0.95; one thread level), and so did splits
+    of float32 (64 MiB bs 4: 0.66 -> 0.84) and 4 interleaved float32 lanes
+    on one thread (16 MiB RGBA planes to pixels: 0.74-0.86 -> 1.04-1.07);
+    3 interleaved gained (12 MiB RGB: 1.4-1.5 -> 0.8-1.0). Two float32
+    lanes keep their own kernel (fb_pair_rows: 1.14, 1.20 by permutes);
+    shorter rows are all masked tails (64 KiB uint8 bs 4: 5.9 -> 8.7)."""
+    cdef int lanes = p.lanes.n_lanes
+    if not (2 <= lanes <= 4 and pixels * p.width >= 64 and tuning.wide_shuffles and use_vbmi()):
+        return False
+    if p.width <= 2:
+        return lanes > 2 or not p.stream
+    return p.width == 4 and lanes > 2 and (not p.stream or p.lanes.interleave and lanes == 3)
 
 
 cdef inline bint rows_across_groups(const Plan* p, intp dst_group, intp dst_in,

@@ -29,7 +29,7 @@ typedef struct {
 FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                                int L, const fb_intp *lane, const unsigned char *masks,
                                int interleave, int width);
-/* The same for 2 to 4 lanes of 1- or 2-byte items by 64-byte permutes
+/* The same for 2 to 4 lanes of 1-, 2- or 4-byte items by 64-byte permutes
    (lanes_wide.c): called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_lanes_rows_wide(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                                     int L, const fb_intp *lane, int interleave, int width);

@@ -1,4 +1,4 @@
-/* Lane transposes of 2 to 4 lanes of 1- or 2-byte items by 64-byte
+/* Lane transposes of 2 to 4 lanes of 1-, 2- or 4-byte items by 64-byte
    permutes (lanes.h, AVX-512 VBMI): a step takes 64 bytes of each lane
    (interleave) or the same pixels' L * 64 packed bytes (split), and each
    of the L result registers is one two-source byte permute (vpermt2b) of
@@ -138,7 +138,8 @@ void fb_lanes_row_wide(char *dst, const char *src, fb_intp n, const fb_intp *lan
     else { FB_WIDE_LANE_ROWS(L, W, 0); }
 #define FB_WIDE_LANE_WIDTHS(L)                                               \
     if (width == 1) { FB_WIDE_LANE_DIRECTIONS(L, 1) }                        \
-    else { FB_WIDE_LANE_DIRECTIONS(L, 2) }
+    else if (width == 2) { FB_WIDE_LANE_DIRECTIONS(L, 2) }                   \
+    else { FB_WIDE_LANE_DIRECTIONS(L, 4) }
 
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 void fb_lanes_rows_wide(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,

@@ -1,7 +1,7 @@
 """Lane transposes by 64-byte permutes (``fb_lanes_rows_wide`` in
 ``fastblock/_src/lanes_wide.c``, with AVX-512 VBMI): 2 to 4 lanes of 1- or
-2-byte items, as channels-last pixels become planes (a split) and back (an
-interleave), RGB uint8 images the common case. Rows of every length around
+2-byte items, 3 or 4 of 4-byte items, as channels-last pixels become planes
+(a split) and back (an interleave), RGB uint8 images the common case. Rows of every length around
 a step (64 bytes of each lane) run whole steps, then the last pixels under
 byte masks; sources and results end where readable memory ends, and every
 byte is compared with NumPy's transpose. Each case also runs on the
@@ -31,12 +31,12 @@ def _placed(values):
 @pytest.mark.parametrize("num_threads", [1, 2])
 @pytest.mark.parametrize("width", [1, 5, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 300])
 @pytest.mark.parametrize("channels", [2, 3, 4])
-@pytest.mark.parametrize("dtype", [np.uint8, np.int16])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32])
 @pytest.mark.parametrize("to_planes", [True, False])
 def test_pixels_to_planes_and_back(to_planes, dtype, channels, width, num_threads, permutes):
     height = 7
     values = np.random.default_rng(width * channels).integers(
-        0, 1 << 15, (height, width, channels)).astype(dtype)
+        0, 1 << 31, (height, width, channels)).astype(dtype)
     if to_planes:
         x, source_map = _placed(values)
         axes, expected = (2, 0, 1), values.transpose(2, 0, 1)
@@ -49,11 +49,14 @@ def test_pixels_to_planes_and_back(to_planes, dtype, channels, width, num_thread
         plan = _engine.describe(view.shape, view.strides, out.strides, x.itemsize, dst_array=out)
         assert fb.transpose(x, axes, out=out, num_threads=num_threads) is out
     # Rows of at least one step (64 bytes of a lane) go by the permutes;
-    # shorter ones stay with the 16-byte kernel (all masked tails).
+    # shorter ones stay with the 16-byte kernel (all masked tails), and so
+    # do two lanes of 4-byte items (their own pair kernel).
+    by_permutes = permutes and _engine.cpu_features()["avx512_vbmi"] and (
+        x.itemsize <= 2 or channels > 2)
     if plan["kernel"] == "lanes":
-        assert plan["lane_permutes"] == (permutes and _engine.cpu_features()["avx512_vbmi"]
+        assert plan["lane_permutes"] == (by_permutes
                                          and plan["row_items"] * x.itemsize >= 64), plan
-    if width * x.itemsize >= 64 and permutes and _engine.cpu_features()["avx512_vbmi"]:
+    if width * x.itemsize >= 64 and by_permutes:
         assert plan["lane_permutes"], plan
     assert out.tobytes() == np.ascontiguousarray(expected).tobytes()
     del source_map, out_map

@@ -112,8 +112,9 @@ def test_rows_that_do_not_fit_a_block_are_not_grouped():
 @pytest.mark.parametrize("permutes", [True, False])
 def test_grouped_rows_write_exactly_the_result(op, dtype, bs, width, mode, lead, streamed,
                                                num_threads, permutes):
-    # ``permutes``: the rows of 2 to 4 lanes of 1- and 2-byte items by
-    # 64-byte permutes (with AVX-512 VBMI), or all by the 16-byte kernel.
+    # ``permutes``: the rows of 2 to 4 lanes of 1- and 2-byte items (3 or 4
+    # of 4-byte items) by 64-byte permutes (with AVX-512 VBMI), or all by
+    # the 16-byte kernel.
     x, expected, out, maps = _case(op, dtype, bs, mode, 5, width, True, lead)
     with _engine.tune(streaming=streamed, stream_min_bytes=0, wide_shuffles=permutes):
         got = getattr(fb, op)(x, bs, mode, out=out, num_threads=num_threads)
@@ -122,11 +123,16 @@ def test_grouped_rows_write_exactly_the_result(op, dtype, bs, width, mode, lead,
     assert out.tobytes() == expected.tobytes()
     assert plan["streams"] == streamed
     if plan["kernel"] == "lanes":
-        # Rows of a step or more; two lanes only where not streamed.
+        # Rows of a step or more; two lanes of 1- and 2-byte items only
+        # where not streamed; 3 or 4 lanes of 4-byte items where not
+        # streamed, 3 interleaved where streamed.
+        lanes, interleave = plan["lanes"], op == "depth_to_space"
         assert plan["lane_permutes"] == (
-            permutes and _engine.cpu_features()["avx512_vbmi"] and x.itemsize <= 2
-            and plan["lanes"] <= 4 and plan["row_items"] * x.itemsize >= 64
-            and (plan["lanes"] > 2 or not streamed)), plan
+            permutes and _engine.cpu_features()["avx512_vbmi"]
+            and lanes <= 4 and plan["row_items"] * x.itemsize >= 64
+            and (x.itemsize <= 2 and (lanes > 2 or not streamed)
+                 or x.itemsize == 4 and lanes > 2
+                 and (not streamed or interleave and lanes == 3))), plan
     del maps
 
 

@@ -22,9 +22,11 @@ How a copy is run:
    one side and in separate rows on the other (the
    block offsets of SpaceToDepth/DepthToSpace), are transposed a register
    of pixels at a time in SSE registers (lane transposes, ``_engine_types.pxd``),
-   where the CPU has SSSE3; the rows of the axis that the next one
-   continues go as groups, a block taking many of them (the bs rows of a
-   row of blocks). Otherwise the innermost destination axis is
+   where the CPU has SSSE3, and 2 to 4 lanes of up to 4-byte items by
+   64-byte permutes with AVX-512 VBMI; the rows of the axis that the next
+   one continues go as groups, a block taking many of them (the bs rows of
+   a row of blocks), row by row across the groups where a group's rows
+   would crowd the same L1 sets (``_plan_lanes.pxi``). Otherwise the innermost destination axis is
    the kernel's inner axis. If the source's smallest step is on another
    axis, the copy is a transpose: the block's rows run along the source's
    contiguous axes (a Fortran-order input: N, then C) and its items along

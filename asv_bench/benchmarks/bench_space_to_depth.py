@@ -6,6 +6,8 @@ Classes (see ``common`` for what each figure means):
                               dtype x size x threads (default: float32 at
                               64 MiB; FASTBLOCK_ASV_FULL=1: the full product).
 - ``SpaceToDepthDtypes``      every item size at every size, both thread counts.
+- ``SpaceToDepthInCache``     1 MiB square power-of-two images (bs 2 and 4, uint8
+                              and float32, channels first), both thread counts.
 - ``SpaceToDepthNumPy``, ``SpaceToDepthDtypesNumPy``  the same cases, NumPy's way.
 - ``SpaceToDepthMemory``      peak memory and allocations per call, at 64 MiB.
 """
@@ -23,6 +25,10 @@ class SpaceToDepthNumPy(common._BlockGridNumPy):
 
 
 class SpaceToDepthDtypes(common._BlockDtypes):
+    op = OP
+
+
+class SpaceToDepthInCache(common._BlockInCache):
     op = OP
 
 

@@ -91,7 +91,7 @@ TILE_PATTERNS = ["outer", "inner", "all"]
 TILE_FACTORS = [2, 4]
 
 TINY_ITEMS = 256
-SIZE_BYTES = {"512KiB": 512 * 1024, "64MiB": 64 * 1024 * 1024}
+SIZE_BYTES = {"512KiB": 512 * 1024, "1MiB": 1024 * 1024, "64MiB": 64 * 1024 * 1024}
 # Logical channel count of the space-side array (a multiple of 4, so every
 # layout, NCHW_VECT_C included, takes the same logical shape).
 CHANNELS = 16
@@ -640,6 +640,22 @@ class _BlockGridNumPy(_NumpyBench):
 
     def make_case(self, mode, layout, rank, block_size, dtype, size):
         return block_case(self.op, mode, layout, rank, block_size, dtype, size, 1)
+
+
+# In-cache block operators of square power-of-two images (1 MiB: [1, 16,
+# 128, 128] float32, [1, 16, 256, 256] uint8), whose planes lie whole L1
+# ways apart at bs 4 (rows_across_groups in fastblock/_plan_lanes.pxi).
+BLOCK_IN_CACHE_NAMES = ["mode", "block_size", "dtype", "threads"]
+BLOCK_IN_CACHE = [MODES, BLOCK_SIZES, ["uint8", "float32"], THREADS]
+
+
+class _BlockInCache(_FastblockBench):
+    op = ""
+    param_names = BLOCK_IN_CACHE_NAMES
+    params = BLOCK_IN_CACHE
+
+    def make_case(self, mode, block_size, dtype, threads):
+        return block_case(self.op, mode, "channels_first", 4, block_size, dtype, "1MiB", threads)
 
 
 class _BlockDtypes(_FastblockBench):

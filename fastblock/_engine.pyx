@@ -312,7 +312,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     transposes: lanes per pixel), ``lane_permutes`` (a lane transpose whose
     whole blocks go by 64-byte permutes), ``rows_across_groups`` (a lane
     transpose that moves the first row of each group, then the second...),
-    ``width`` (bytes per folded item), the
+    ``line_splits`` (a lane split that writes a line of each lane at a
+    time), ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
     a transpose's destination rows and their items), ``row_group`` (the
     rows a lane transpose takes whole in each row of its a axis; 1: none),
@@ -369,6 +370,7 @@ cdef dict kernel_summary(const Plan* plan):
         "lane_permutes": plan.kernel == KERNEL_LANES and lanes_by_permutes(plan, plan.tile_b),
         "rows_across_groups": plan.kernel == KERNEL_LANES and rows_across_groups(
             plan, plan.dst_a, plan.lanes.dst_in, plan.lanes.offset),
+        "line_splits": plan.kernel == KERNEL_LANES and splits_by_lines(plan, plan.lanes.offset),
         "width": plan.width,
         "rows": (plan.tile_a * plan.a_in if transposes
                  else plan.tile_a * plan.lanes.rows_in if plan.kernel == KERNEL_LANES else plan.tile_a),

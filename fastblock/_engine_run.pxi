@@ -69,7 +69,7 @@ cdef inline void run_lanes(const Plan* p, char* dst, const char* src, intp size_
                            <int>p.width)
     else:
         fb_lanes_rows(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.masks,
-                      p.lanes.interleave, <int>p.width)
+                      p.lanes.interleave, <int>p.width, splits_by_lines(p, offsets))
 
 
 cdef inline void run_block_copy(const Plan* p, const BlockCopy* how, char* dst, const char* src,

@@ -22,6 +22,7 @@ cdef struct Tuning:
     bint shuffles
     intp shuffle_min_bytes
     bint wide_shuffles
+    bint line_splits
     bint periodic_shuffles
     bint long_shuffle_runs
     bint streaming
@@ -57,6 +58,9 @@ SETTINGS = (
             "instructions a 16-byte piece, against about 6 saved a byte copied (callgrind)"),
     Setting("wide_shuffles", True, "on/off",
             "64-byte shuffle pieces (AVX-512 VBMI), else 16-byte"),
+    Setting("line_splits", True, "on/off",
+            "splits into more than 8 lanes of 1- or 2-byte items, whole L1 ways apart, "
+            "write a line of each lane at a time"),
     Setting("periodic_shuffles", True, "on/off", "repeating shuffle programs by the periodic kernel"),
     Setting("long_shuffle_runs", True, "on/off",
             "repeating programs over rows longer than the tables"),

@@ -73,7 +73,7 @@ cdef extern from "_src/lanes.h" nogil:
         fb_intp n_in, dst_in, src_in
     void fb_lanes_rows(char* dst, const char* src, const FbLaneRows* rows, fb_intp n, int L,
                        const fb_intp* lane, const unsigned char* masks, int interleave,
-                       int width) noexcept
+                       int width, int line_split) noexcept
     void fb_lanes_rows_wide(char* dst, const char* src, const FbLaneRows* rows, fb_intp n, int L,
                             const fb_intp* lane, int interleave, int width) noexcept
 

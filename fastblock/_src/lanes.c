@@ -241,6 +241,39 @@ void fb_wide_block(char *dst, const char *src, fb_intp i, int L, const fb_intp *
     }
 }
 
+/* A split's block q of the 4 G pixels from pixel i (64 bytes of each of
+   its G lanes), through a buffer, so that each lane's line is written by
+   four stores in a row: in pixel order, 16 bytes of every lane at a
+   time, the 16 lines of a byte block that share a set of 8 ways were
+   each fetched four times. The padding lanes are not stored. */
+static inline __attribute__((always_inline, target("ssse3")))
+void fb_wide_line_split(char *dst, const char *src, fb_intp i, int L, const fb_intp *lane,
+                        int q, const int W) {
+    const int G = 16 / W;
+    __m128i r[16];
+    __m128i stage[16][4];
+    int g, k;
+    FB_UNROLL
+    for (g = 0; g < 4; g++) {
+        FB_UNROLL
+        for (k = 0; k < G; k++)
+            r[k] = _mm_loadu_si128((const __m128i *)(src + ((i + g * G + k) * L + q * G) * W));
+        fb_transpose_registers(r, G);
+        FB_UNROLL
+        for (k = 0; k < G; k++)
+            stage[k][g] = r[k];
+    }
+    FB_UNROLL
+    for (k = 0; k < G; k++) {
+        __m128i *to = (__m128i *)(dst + lane[q * G + k] + i * W);
+        if (q * G + k >= L)
+            break;
+        FB_UNROLL
+        for (g = 0; g < 4; g++)
+            _mm_storeu_si128(to + g, stage[k][g]);
+    }
+}
+
 /* One row of more than 8 lanes whose lines crowd a cache set (lanes a
    power of two apart: the planes of a channels-first <-> channels-last
    copy), a line of every lane at a time: the G x G blocks of 4 G pixels
@@ -248,13 +281,16 @@ void fb_wide_block(char *dst, const char *src, fb_intp i, int L, const fb_intp *
    lane's line is written (split) or read (interleave) whole while it is
    held. In pixel-group order every lane takes 16 bytes before any takes
    more, and the lines evict each other first (split float32 in cache: 16
-   lanes took 4.6 times as long as 8). The 4 G pixels stay in L1 for the other blocks. A padded
-   interleave stores each pixel's last block, which runs over into the
-   next pixel, before that pixel's whole blocks. ``lane`` has an entry
-   for each of the Q G lanes, the padding ones included. */
+   lanes took 4.6 times as long as 8). The 4 G pixels stay in L1 for the
+   other blocks. A padded interleave stores each pixel's last block, which
+   runs over into the next pixel, before that pixel's whole blocks.
+   ``lane`` has an entry for each of the Q G lanes, the padding ones
+   included. ``line_split``: a split's whole blocks go through
+   fb_wide_line_split. */
 static inline __attribute__((always_inline, target("ssse3")))
 void fb_wide_lines(char *dst, const char *src, fb_intp n, int L, const fb_intp *lane,
-                   const int interleave, const int W, const int padded) {
+                   const int interleave, const int W, const int padded,
+                   int line_split) {
     const int G = 16 / W;
     const int Q = (L + G - 1) / G, last = Q - 1;
     const int last_bytes = (L - last * G) * W;
@@ -265,6 +301,11 @@ void fb_wide_lines(char *dst, const char *src, fb_intp n, int L, const fb_intp *
         i1 = i0 + 4 * G < whole ? i0 + 4 * G : whole;
         for (step = 0; step < Q; step++) {
             q = padded ? (step + last) % Q : step;     /* last first */
+            if (!interleave && line_split && i1 - i0 == 4 * G
+                    && !(padded && q == last && i1 == n)) {
+                fb_wide_line_split(dst, src, i0, L, lane, q, W);
+                continue;
+            }
             for (i = i0; i < i1; i += G) {
                 if (padded && q == last && i + G == n)
                     fb_wide_block(dst, src, i, L, lane, q, interleave, W, last_bytes);
@@ -400,7 +441,7 @@ static int fb_lanes_crowd_a_set(const fb_intp *lane, int L) {
 __attribute__((target("ssse3"), noinline))
 static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *rows,
                                  fb_intp n, int L, const fb_intp *lane_in, int interleave,
-                                 int width) {
+                                 int width, int line_split) {
     const int G = 16 / width, Q = (L + G - 1) / G;
     const FbLaneRows r = *rows;
     fb_intp lane[FB_LANES_MAX];
@@ -412,11 +453,11 @@ static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *r
         if (L % (16 / W) == 0) {                                              \
             FB_EACH_ROW                                                       \
                 fb_wide_lines(FB_ROW_DST, FB_ROW_SRC, n, L, lane, INTERLEAVE, \
-                              W, 0);                                          \
+                              W, 0, line_split);                      \
         } else {                                                              \
             FB_EACH_ROW                                                       \
                 fb_wide_lines(FB_ROW_DST, FB_ROW_SRC, n, L, lane, INTERLEAVE, \
-                              W, 1);                                          \
+                              W, 1, line_split);                      \
         }
     #define FB_LINES_SIZES(INTERLEAVE)                                        \
         switch (width) {                                                      \
@@ -490,14 +531,17 @@ static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
    bytes of 4-byte items). */
 __attribute__((target("ssse3")))
 void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,
-                   const fb_intp *lane, const unsigned char *masks, int interleave, int width) {
+                   const fb_intp *lane, const unsigned char *masks, int interleave, int width,
+                   int line_split) {
     const FbLaneRows r = *rows;
     fb_intp k, m;
     int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
     if (width == 4 && L == 2 && n >= 4) {
         fb_pair_rows(dst, src, rows, n, lane, interleave);
+    } else if (line_split) {
+        fb_wide_crowded_rows(dst, src, rows, n, L, lane, 0, width, 1);
     } else if (L > 8 && (width * L > 16 || width >= 4) && fb_lanes_crowd_a_set(lane, L)) {
-        fb_wide_crowded_rows(dst, src, rows, n, L, lane, interleave, width);
+        fb_wide_crowded_rows(dst, src, rows, n, L, lane, interleave, width, 0);
     } else if (width * L > 16 || width >= 4) {
         fb_wide_rows(dst, src, rows, n, L, lane, interleave, width);
     } else if (interleave) {

@@ -24,11 +24,14 @@ typedef struct {
    lane[l] bytes from the row (the source's if interleave, else the
    destination's), the pixels packed on the other side. masks: the plan's
    5 byte shuffles (plan_lane_masks): pixel order, the run's last 16
-   bytes (two), lane order, lane order of the run's last load. */
+   bytes (two), lane order, lane order of the run's last load.
+   line_split: a split of more than 8 lanes of 1- or 2-byte items that
+   writes each lane's line by consecutive stores (the planner's
+   splits_by_lines says where). */
 #if FB_X86_SIMD
 FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                                int L, const fb_intp *lane, const unsigned char *masks,
-                               int interleave, int width);
+                               int interleave, int width, int line_split);
 /* The same for 2 to 4 lanes of 1-, 2- or 4-byte items by 64-byte permutes
    (lanes_wide.c): called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_lanes_rows_wide(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,

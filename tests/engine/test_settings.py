@@ -106,6 +106,8 @@ CASES = {
                               _drops("shuffled_pieces"), "ssse3"),
     "wide_shuffles": Case(_LONG_RUNS, {"wide_shuffles": False},
                           _moves("shuffle_piece_bytes", 64, 16), "avx512_vbmi"),
+    "line_splits": Case(_transpose((1, 64, 64, 64), (0, 3, 1, 2)), {"line_splits": False},
+                        _moves("line_splits", True, False), "ssse3"),
     "periodic_shuffles": Case(_PIXEL_RUNS, {"periodic_shuffles": False}, _drops("shuffle_period"),
                               "avx512_vbmi"),
     "long_shuffle_runs": Case(_LONG_RUNS, {"long_shuffle_runs": False},

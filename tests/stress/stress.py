@@ -357,12 +357,26 @@ def _any_shape(rng, itemsize, rank, target, growth=1):
     return shape
 
 
+def _planes_of_whole_ways(rng, itemsize):
+    """[N, H, W, C] pixels whose channel planes are whole 4 KiB ways (1, 2
+    or 4 of them) and more than 8 channels: split into planes, every lane
+    of the transpose shares one L1 set (splits_by_lines)."""
+    pixels = 4096 // itemsize << int(rng.integers(0, 3))
+    width = 1 << int(rng.integers(0, pixels.bit_length()))
+    channels = int(rng.choice([9, 12, 16, 17, 32, 64, 75, 128, 256]))
+    channels = min(channels, 256 // itemsize)
+    n = max(1, min(int(rng.integers(1, 4)), MAX_CASE_BYTES // (pixels * channels * itemsize)))
+    return [n, pixels // width, width, channels]
+
+
 def case_transpose(rng, dtype) -> Case:
     rank = int(rng.choice([0, 1, 2, 2, 3, 3, 4, 4, 5, 6]))
     shape = _any_shape(rng, dtype.itemsize, rank, draw_bytes(rng))
     if rank and rng.random() < 0.05:
         shape[int(rng.integers(0, rank))] = 0
     axes = tuple(int(a) for a in rng.permutation(rank))
+    if dtype.itemsize <= 8 and rng.random() < 0.15:
+        shape, axes = _planes_of_whole_ways(rng, dtype.itemsize), (0, 3, 1, 2)
 
     def call(x, out, threads):
         return fb.transpose(x, axes, out=out, num_threads=threads)
@@ -582,6 +596,10 @@ KNOBS = {
     "prefetch": [
         ("default", {}),
         ("off", {"prefetch": False}),
+    ],
+    "line_splits": [
+        ("default", {}),
+        ("off", {"line_splits": False}),
     ],
     # The thread policy: off (every team as asked), or every team's last
     # helper late (teams capped and probed again after short back-offs).

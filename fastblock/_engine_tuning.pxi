@@ -59,7 +59,7 @@ SETTINGS = (
     Setting("wide_shuffles", True, "on/off",
             "64-byte shuffle pieces (AVX-512 VBMI), else 16-byte"),
     Setting("line_splits", True, "on/off",
-            "splits into more than 8 lanes of 1- or 2-byte items, whole L1 ways apart, "
+            "splits into more than 8 lanes of 1- to 4-byte items, whole L1 ways apart, "
             "write a line of each lane at a time"),
     Setting("periodic_shuffles", True, "on/off", "repeating shuffle programs by the periodic kernel"),
     Setting("long_shuffle_runs", True, "on/off",

@@ -68,19 +68,19 @@ cdef inline bint rows_across_groups(const Plan* p, intp dst_group, intp dst_in,
 
 cdef inline bint splits_by_lines(const Plan* p, const intp* lane_offset) noexcept nogil:
     """Whether a lane split writes each lane's line by four stores in a
-    row (fb_lanes_rows' line_split): more than 8 lanes of 1- or 2-byte
+    row (fb_lanes_rows' line_split): more than 8 lanes of 1-, 2- or 4-byte
     items, all whole L1 ways apart, in a copy under stream_min_bytes. A
     block of 16 byte lanes (8 of 2 bytes) then shares one set of 8 ways;
     16 bytes of every lane at a time, each line was fetched four times.
     Channels-last to channels-first, one thread, over np.copyto: uint8 64
     channels [1, 64, 64, 64] 7.4 -> 3.5, [1, 128, 128, 64] 9.1 -> 5.5;
-    uint16 16 channels at 128 x 128 4.6 -> 3.6. Lanes that do not all share
-    a set lost (uint8 64 channels at 224 x 224: 3.5 -> 4.9), and so did
-    interleaves read a line at a time, 4-byte items and copies past the
-    caches, where the buffer's moves cost more than the fetches (uint8 32
-    channels at 512 x 512: 3.8 -> 4.1)."""
+    uint16 16 channels at 128 x 128 4.6 -> 3.6; float32 12 channels 4.1 ->
+    2.7. Lanes that do not all share a set lost (uint8 64 channels at 224 x
+    224: 3.5 -> 4.9), and so did interleaves read a line at a time and
+    copies past the caches, where the buffer's moves cost more than the
+    fetches (uint8 32 channels at 512 x 512: 3.8 -> 4.1)."""
     cdef int l
-    if not tuning.line_splits or p.lanes.interleave or p.width > 2 or p.lanes.n_lanes <= 8 \
+    if not tuning.line_splits or p.lanes.interleave or p.width > 4 or p.lanes.n_lanes <= 8 \
             or p.copy_bytes >= tuning.stream_min_bytes:
         return False
     for l in range(1, p.lanes.n_lanes):

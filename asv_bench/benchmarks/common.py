@@ -452,6 +452,26 @@ def transpose_case(pattern: str, dtype: str, size: str, threads) -> Case:
     return checked(("transpose", pattern, dtype, size, threads), case)
 
 
+def planes_case(side: int, channels: int, dtype: str, threads) -> Case:
+    """Channels-last pixels [1, side, side, channels] split into planes
+    (NHWC -> NCHW) in cache: at a power-of-two side every plane starts in
+    the same L1 set (the lane kernel's line splits)."""
+    shape, axes = (1, side, side, channels), (0, 3, 1, 2)
+    x = cached_input(shape, dtype)
+    n_threads = thread_count(threads)
+
+    def call(x, out):
+        return fb.transpose(x, axes, out=out, num_threads=n_threads)
+
+    def numpy_way(x, out):
+        np.copyto(out, np.transpose(x, axes))
+        return out
+
+    case = Case(x, tuple(shape[a] for a in axes), call, numpy_way,
+                lambda x: np.ascontiguousarray(np.transpose(x, axes)))
+    return checked(("planes", side, channels, dtype, threads), case)
+
+
 def tile_case(rank: int, pattern: str, factor: int, dtype: str, size: str, threads) -> Case:
     repeats = tile_repeats(rank, pattern, factor)
     shape = tile_input_shape(rank, repeats, dtype, size)

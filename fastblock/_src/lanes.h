@@ -25,7 +25,7 @@ typedef struct {
    destination's), the pixels packed on the other side. masks: the plan's
    5 byte shuffles (plan_lane_masks): pixel order, the run's last 16
    bytes (two), lane order, lane order of the run's last load.
-   line_split: a split of more than 8 lanes of 1- or 2-byte items that
+   line_split: a split of more than 8 lanes of 1- to 4-byte items that
    writes each lane's line by consecutive stores (the planner's
    splits_by_lines says where). */
 #if FB_X86_SIMD

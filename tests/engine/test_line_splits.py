@@ -1,7 +1,7 @@
 """Lane splits that write a line of each lane at a time (``splits_by_lines``
 in ``fastblock/_plan_lanes.pxi``, ``fb_wide_line_split`` in
-``fastblock/_src/lanes.c``): channels-last pixels of more than 8 one- or
-two-byte channels split into planes whole 4 KiB apart. Each block of
+``fastblock/_src/lanes.c``): channels-last pixels of more than 8 channels of
+1-, 2- or 4-byte items split into planes whole 4 KiB apart. Each block of
 lanes is transposed into a buffer and every lane's 64 bytes stored in a
 row; the run's tail pixels, and the padded last block of a run that ends
 there, keep the direct stores. Both orders are forced (``line_splits``
@@ -57,10 +57,11 @@ def _split_into_guarded(values, out_shape, out_width, at_end, line_splits, num_t
 
 
 # (dtype, channels): 9-16 byte lanes (one block of 16, padded below 16),
-# more blocks of bytes, padded and whole, and 2-byte lanes (blocks of 8).
+# more blocks of bytes, padded and whole, 2-byte lanes (blocks of 8) and
+# 4-byte lanes (blocks of 4).
 LANES = [(np.uint8, 9), (np.uint8, 12), (np.uint8, 16), (np.uint8, 17), (np.uint8, 64),
          (np.uint8, 75), (np.uint8, 256), (np.uint16, 9), (np.uint16, 16), (np.uint16, 20),
-         (np.uint16, 128)]
+         (np.uint16, 128), (np.float32, 9), (np.float32, 16), (np.float32, 64)]
 
 
 @pytest.mark.parametrize("num_threads", [1, 3])
@@ -89,7 +90,7 @@ def test_line_splits_write_exactly_the_result(dtype, channels, width, at_end, li
 
 
 @pytest.mark.parametrize("shape", [(1, 64, 64, 64), (1, 128, 128, 12), (3, 64, 64, 32)])
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
 @pytest.mark.parametrize("num_threads", [1, 2, 3])
 def test_line_splits_of_whole_images(shape, dtype, num_threads):
     # Power-of-two images split from channels-last: blocks of 512 pixels
@@ -108,7 +109,6 @@ def test_line_splits_of_whole_images(shape, dtype, num_threads):
 @pytest.mark.parametrize("shape, axes, dtype, why", [
     ((1, 60, 60, 64), SPLIT, np.uint8, "planes not whole ways apart"),
     ((1, 64, 64, 8), SPLIT, np.uint8, "8 lanes fit a set"),
-    ((1, 64, 64, 16), SPLIT, np.float32, "4-byte items"),
     ((1, 64, 64, 64), (0, 2, 3, 1), np.uint8, "an interleave"),
     ((1, 512, 512, 64), SPLIT, np.uint8, "past stream_min_bytes"),
 ])

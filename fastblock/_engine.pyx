@@ -26,7 +26,9 @@ How a copy is run:
    64-byte permutes with AVX-512 VBMI; the rows of the axis that the next
    one continues go as groups, a block taking many of them (the bs rows of
    a row of blocks), row by row across the groups where a group's rows
-   would crowd the same L1 sets (``_plan_lanes.pxi``). Otherwise the innermost destination axis is
+   would crowd the same L1 sets, and a split into many lanes that share
+   one set writes a line of each lane at a time (``_plan_lanes.pxi``).
+   Otherwise the innermost destination axis is
    the kernel's inner axis. If the source's smallest step is on another
    axis, the copy is a transpose: the block's rows run along the source's
    contiguous axes (a Fortran-order input: N, then C) and its items along

@@ -78,7 +78,8 @@ cdef inline bint splits_by_lines(const Plan* p, const intp* lane_offset) noexcep
     2.7. Lanes that do not all share a set lost (uint8 64 channels at 224 x
     224: 3.5 -> 4.9), and so did interleaves read a line at a time and
     copies past the caches, where the buffer's moves cost more than the
-    fetches (uint8 32 channels at 512 x 512: 3.8 -> 4.1)."""
+    fetches (uint8 64 channels at 512 x 512, unstreamed, two threads: 2.7
+    -> 5.1)."""
     cdef int l
     if not tuning.line_splits or p.lanes.interleave or p.width > 4 or p.lanes.n_lanes <= 8 \
             or p.copy_bytes >= tuning.stream_min_bytes:

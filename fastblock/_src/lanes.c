@@ -265,9 +265,10 @@ void fb_wide_line_split(char *dst, const char *src, fb_intp i, int L, const fb_i
     }
     FB_UNROLL
     for (k = 0; k < G; k++) {
-        __m128i *to = (__m128i *)(dst + lane[q * G + k] + i * W);
+        __m128i *to;
         if (q * G + k >= L)
             break;
+        to = (__m128i *)(dst + lane[q * G + k] + i * W);
         FB_UNROLL
         for (g = 0; g < 4; g++)
             _mm_storeu_si128(to + g, stage[k][g]);
@@ -453,11 +454,11 @@ static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *r
         if (L % (16 / W) == 0) {                                              \
             FB_EACH_ROW                                                       \
                 fb_wide_lines(FB_ROW_DST, FB_ROW_SRC, n, L, lane, INTERLEAVE, \
-                              W, 0, line_split);                      \
+                              W, 0, line_split);                              \
         } else {                                                              \
             FB_EACH_ROW                                                       \
                 fb_wide_lines(FB_ROW_DST, FB_ROW_SRC, n, L, lane, INTERLEAVE, \
-                              W, 1, line_split);                      \
+                              W, 1, line_split);                              \
         }
     #define FB_LINES_SIZES(INTERLEAVE)                                        \
         switch (width) {                                                      \

@@ -39,10 +39,10 @@ def _plan(x: np.ndarray, out: np.ndarray, num_threads: int = 1) -> dict:
 
 
 def _split_into_guarded(values, out_shape, out_width, at_end, line_splits, num_threads):
-    """``values`` [N, H, W, C] in guarded memory split into a guarded result
-    [N, C, H, out_width][..., :W] (planes whole ways apart when H *
-    out_width items are), with line_splits as given; the result, every byte
-    of the result's buffer and the plan."""
+    """``values`` [N, H, W, C] in guarded memory split into the first
+    ``out_width`` (W) columns of a guarded array of ``out_shape`` [N, C, H,
+    256] (planes whole ways apart when H x 256 items are), with line_splits
+    as given; the result, every byte of the guarded array, and the plan."""
     source = Guarded(values.nbytes, at_end)
     x = source.array(values.shape, values.dtype)
     x[...] = values

@@ -74,12 +74,12 @@ cdef inline bint splits_by_lines(const Plan* p, const intp* lane_offset) noexcep
     16 bytes of every lane at a time, each line was fetched four times.
     Channels-last to channels-first, one thread, over np.copyto: uint8 64
     channels [1, 64, 64, 64] 7.4 -> 3.5, [1, 128, 128, 64] 9.1 -> 5.5;
-    uint16 16 channels at 128 x 128 4.6 -> 3.6; float32 12 channels 4.1 ->
-    2.7. Lanes that do not all share a set lost (uint8 64 channels at 224 x
-    224: 3.5 -> 4.9), and so did interleaves read a line at a time and
-    copies past the caches, where the buffer's moves cost more than the
-    fetches (uint8 64 channels at 512 x 512, unstreamed, two threads: 2.7
-    -> 5.1)."""
+    uint16 16 channels 4.6 -> 3.6 and float32 12 channels 4.1 -> 2.7, both
+    at 128 x 128. Lanes that do not all share a set lost (uint8 64
+    channels at 224 x 224: 3.5 -> 4.9), and so did interleaves read a line
+    at a time and copies past the caches, where the buffer's moves cost
+    more than the fetches (uint8 64 channels at 512 x 512, unstreamed, two
+    threads: 2.7 -> 5.1)."""
     cdef int l
     if not tuning.line_splits or p.lanes.interleave or p.width > 4 or p.lanes.n_lanes <= 8 \
             or p.copy_bytes >= tuning.stream_min_bytes:

@@ -437,27 +437,19 @@ def transpose_case(pattern: str, dtype: str, size: str, threads) -> Case:
     if pattern == "fortran->C":
         x = np.asfortranarray(x)
         x.flags.writeable = False
-    n_threads = thread_count(threads)
-    result_shape = tuple(shape[a] for a in axes)
-
-    def call(x, out):
-        return fb.transpose(x, axes, out=out, num_threads=n_threads)
-
-    def numpy_way(x, out):
-        np.copyto(out, np.transpose(x, axes))
-        return out
-
-    case = Case(x, result_shape, call, numpy_way,
-                lambda x: np.ascontiguousarray(np.transpose(x, axes)))
-    return checked(("transpose", pattern, dtype, size, threads), case)
+    return checked(("transpose", pattern, dtype, size, threads), _axes_case(x, axes, threads))
 
 
 def planes_case(side: int, channels: int, dtype: str, threads) -> Case:
     """Channels-last pixels [1, side, side, channels] split into planes
     (NHWC -> NCHW) in cache: at a power-of-two side every plane starts in
     the same L1 set (the lane kernel's line splits)."""
-    shape, axes = (1, side, side, channels), (0, 3, 1, 2)
-    x = cached_input(shape, dtype)
+    x = cached_input((1, side, side, channels), dtype)
+    return checked(("planes", side, channels, dtype, threads), _axes_case(x, (0, 3, 1, 2), threads))
+
+
+def _axes_case(x: np.ndarray, axes, threads) -> Case:
+    """fb.transpose of ``x`` by ``axes`` on ``threads``, and NumPy's way."""
     n_threads = thread_count(threads)
 
     def call(x, out):
@@ -467,9 +459,8 @@ def planes_case(side: int, channels: int, dtype: str, threads) -> Case:
         np.copyto(out, np.transpose(x, axes))
         return out
 
-    case = Case(x, tuple(shape[a] for a in axes), call, numpy_way,
+    return Case(x, tuple(x.shape[a] for a in axes), call, numpy_way,
                 lambda x: np.ascontiguousarray(np.transpose(x, axes)))
-    return checked(("planes", side, channels, dtype, threads), case)
 
 
 def tile_case(rank: int, pattern: str, factor: int, dtype: str, size: str, threads) -> Case:

@@ -3,9 +3,10 @@
 2-byte items, 3 or 4 of 4-byte items, as channels-last pixels become planes
 (a split) and back (an interleave), RGB uint8 images the common case. Rows
 of every length around a step (64 bytes of each lane) run whole steps, then
-the last pixels under byte masks; sources and results end where readable memory ends, and every
-byte is compared with NumPy's transpose. Each case also runs on the
-16-byte kernel (``wide_shuffles`` off), which must give the same bytes."""
+the last pixels under byte masks; sources and results end where readable
+memory ends, and every byte is compared with NumPy's transpose. Each case
+also runs on the 16-byte kernel (``wide_shuffles`` off), which must give
+the same bytes."""
 import sys
 
 import numpy as np

@@ -16,7 +16,8 @@ How a copy is run:
    largest first, and merge neighbours that are contiguous on both sides. A
    run contiguous on both sides is folded into one wider item (a fold of
    1- or 2-byte items into 3 to 15 bytes, not 4 or 8, is kept only where
-   the copy cannot gather the unfolded runs by byte shuffles).
+   the copy cannot gather the unfolded runs by byte shuffles, or where
+   the block kernel repeats the folded items by shuffles).
 2. *Choose the kernel block.* Pixels of 2 or more lanes of 1-, 2-, 4- or
    8-byte items (up to 256 bytes; at least 3 lanes of 4 bytes), packed on
    one side and in separate rows on the other (the
@@ -29,7 +30,12 @@ How a copy is run:
    would crowd the same L1 sets, and a split into many lanes that share
    one set writes a line of each lane at a time (``_plan_lanes.pxi``).
    Otherwise the innermost destination axis is
-   the kernel's inner axis. If the source's smallest step is on another
+   the kernel's inner axis. Where it repeats one source item (Tile, the
+   ``(w 2)`` of an upsampling), packed items of up to 16 bytes are written
+   by byte shuffles of a register of source items (32-byte registers with
+   AVX2; items up to 64 bytes by 64-byte permutes with AVX-512 VBMI), and
+   other repeats by the registers of each row's period
+   (``_kernel_block.pxi``). If the source's smallest step is on another
    axis, the copy is a transpose: the block's rows run along the source's
    contiguous axes (a Fortran-order input: N, then C) and its items along
    the destination's, each cut into tiles that fit in L1 so that whole
@@ -113,7 +119,7 @@ import numpy as np
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport calloc, free, malloc
 
-from ._engine_types cimport (GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE,
+from ._engine_types cimport (BLOCK_REPEATS, GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE,
                              LANES_MAX, LANE_GROUP, MAX_INPUT_AXES, Plan, SHUFFLE_BYTES, ShuffleProgram,
                              TRANSPOSE_MAX, WIDE_SHUFFLE_BYTES, intp)
 from ._memory cimport byte_range
@@ -315,7 +321,9 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     whole blocks go by 64-byte permutes), ``rows_across_groups`` (a lane
     transpose that moves the first row of each group, then the second...),
     ``line_splits`` (a lane split that writes a line of each lane at a
-    time), ``width`` (bytes per folded item), the
+    time), ``packed_repeats`` (blocks of packed items each repeated side
+    by side: "permutes" or "shuffles", the kernel that writes them, else
+    None), ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
     a transpose's destination rows and their items), ``row_group`` (the
     rows a lane transpose takes whole in each row of its a axis; 1: none),
@@ -373,6 +381,7 @@ cdef dict kernel_summary(const Plan* plan):
         "rows_across_groups": plan.kernel == KERNEL_LANES and rows_across_groups(
             plan, plan.dst_a, plan.lanes.dst_in, plan.lanes.offset),
         "line_splits": plan.kernel == KERNEL_LANES and splits_by_lines(plan, plan.lanes.offset),
+        "packed_repeats": packed_repeats_kernel(plan),
         "width": plan.width,
         "rows": (plan.tile_a * plan.a_in if transposes
                  else plan.tile_a * plan.lanes.rows_in if plan.kernel == KERNEL_LANES else plan.tile_a),
@@ -398,6 +407,20 @@ cdef dict kernel_summary(const Plan* plan):
         "first_tile_short_by": plan.b_shift * plan.b_in if transposes else 0,
         "source_ahead": plan.source_ahead if transposes else 0,
     }
+
+
+cdef str packed_repeats_kernel(const Plan* plan):
+    """How a plan's blocks of packed items repeated side by side go:
+    "permutes" (64-byte), "shuffles" (16- or 32-byte), or None (another
+    loop, or no such blocks)."""
+    if plan.kernel != KERNEL_BLOCK or plan.block_copy.loop != BLOCK_REPEATS \
+            or plan.block_copy.a_inside or plan.tile_b < 2:
+        return None
+    if repeats_by_permutes(plan.width, plan.tile_b, plan.src_a, plan.dst_a):
+        return "permutes"
+    if repeats_by_shuffles(plan.width, plan.tile_b, plan.src_a, plan.dst_a):
+        return "shuffles"
+    return None
 
 
 cdef dict schedule_summary(const Plan* plan, int num_threads):

@@ -14,7 +14,7 @@ from collections import namedtuple
 
 from ._engine_types cimport intp
 from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT, FB_VECT_C_PIXELS_BUILT,
-                          FbTeamSettings, fb_cpu_has_avx, fb_cpu_has_avx512_vbmi,
+                          FbTeamSettings, fb_cpu_has_avx, fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi,
                           fb_cpu_has_ssse3, fb_stream_avx, fb_team_settings)
 
 cdef struct Tuning:
@@ -22,6 +22,8 @@ cdef struct Tuning:
     bint shuffles
     intp shuffle_min_bytes
     bint wide_shuffles
+    bint shuffled_repeats
+    bint avx2_repeats
     bint line_splits
     bint periodic_shuffles
     bint long_shuffle_runs
@@ -58,6 +60,11 @@ SETTINGS = (
             "instructions a 16-byte piece, against about 6 saved a byte copied (callgrind)"),
     Setting("wide_shuffles", True, "on/off",
             "64-byte shuffle pieces (AVX-512 VBMI), else 16-byte"),
+    Setting("shuffled_repeats", True, "on/off",
+            "packed items of up to 16 bytes repeated side by side by 16-byte shuffles "
+            "where the CPU has no AVX-512 VBMI"),
+    Setting("avx2_repeats", True, "on/off",
+            "those repeats by 32-byte shuffles where the CPU has AVX2"),
     Setting("line_splits", True, "on/off",
             "splits into more than 8 lanes of 1- to 4-byte items, whole L1 ways apart, "
             "write a line of each lane at a time"),
@@ -126,7 +133,7 @@ SETTINGS = (
 # Settings that need this build or CPU: kept off without them.
 cdef dict NEEDS = {"streaming": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
                    "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0,
-                   "wide_streams": fb_cpu_has_avx() != 0}
+                   "wide_streams": fb_cpu_has_avx() != 0, "avx2_repeats": fb_cpu_has_avx2() != 0}
 # Settings that must be at least this (a unit of 0 bytes never ends).
 cdef dict MINIMUM = {"fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
                      "min_block_bytes": 1, "team_late_streak": 1, "team_backoff_min_ns": 1}
@@ -139,6 +146,7 @@ cdef unsigned long tuning_generation = 0
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
 cdef bint cpu_avx = fb_cpu_has_avx() != 0
+cdef bint cpu_avx2 = cpu_ssse3 and fb_cpu_has_avx2() != 0
 
 
 cdef inline bint use_ssse3() noexcept nogil:
@@ -149,6 +157,11 @@ cdef inline bint use_ssse3() noexcept nogil:
 cdef inline bint use_vbmi() noexcept nogil:
     """Whether the AVX-512 VBMI kernels run (64-byte shuffles, VECT_C pixels)."""
     return tuning.simd and cpu_vbmi
+
+
+cdef inline bint use_avx2() noexcept nogil:
+    """Whether the AVX2 kernels run (Tile's packed repeats in 32-byte registers)."""
+    return tuning.simd and tuning.avx2_repeats and cpu_avx2
 
 
 cdef inline bint use_shuffles() noexcept nogil:
@@ -169,6 +182,7 @@ def cpu_features():
     """What this CPU and build can run: the engine's SIMD kernels and its
     memory paths (a setting that needs one of these stays off without it)."""
     return {"ssse3": bool(cpu_ssse3), "avx512_vbmi": bool(cpu_vbmi), "avx": bool(cpu_avx),
+            "avx2": bool(cpu_avx2),
             "streaming_stores": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
             "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0 and bool(cpu_vbmi)}
 

@@ -262,6 +262,26 @@ cdef inline bint repeats_by_permutes(intp width, intp count, intp src_outer,
                  or count == 3 and width >= 4))
 
 
+cdef inline bint repeats_by_shuffles(intp width, intp count, intp src_outer,
+                                     intp dst_outer) noexcept nogil:
+    """Whether a block of items each written ``count`` times side by side
+    goes by byte shuffles of 16 source bytes at a time
+    (fb_repeat_packed_items) where it does not by permutes: packed items
+    of up to 16 bytes, 2 to FB_PACKED_COUNT_MAX copies; without AVX2 (16-
+    byte shuffles) in rows of up to 64 bytes. 1 MiB out=, one thread, over
+    np.copyto, with AVX2: 0.8-1.0 for most widths and counts, 1.7 at worst
+    (9-byte items twice), where the other kernels took up to 7.9 (1-byte
+    items 16 times), 4.5 (5-byte items twice) or 2.5 (16-byte items 16
+    times). In 16-byte registers, longer rows of register widths lost to
+    a row's one register stored again (8-byte items 64 times: 1.0 against
+    1.2). Register widths twice stay a weave: level in long blocks, but
+    an image row a block (uint8 upsampled (h 2) (w 2)) lost a tenth."""
+    return (src_outer == width and dst_outer == count * width and width <= 16
+            and 2 <= count <= FB_PACKED_COUNT_MAX and tuning.shuffled_repeats and use_ssse3()
+            and (use_avx2() or width * count <= 64)
+            and not (count == 2 and is_register_width(width)))
+
+
 cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
                             intp n_outer, intp n_inner,
                             intp dst_outer, intp dst_inner,
@@ -274,33 +294,22 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
     cdef intp i
     cdef unsigned char masks[16 * 16]
     cdef int n_masks
-    cdef bint packed
     if loop == BLOCK_ROWS:
         for i in range(n_outer):
             memcpy(dst + i * dst_outer, src + i * src_outer, <size_t>(n_inner * width))
     elif loop == BLOCK_REPEATS and n_inner > 1:
         # (Here, not in a function of its own: gcc then made the loop of
         # float32 rows of 8 repeats a quarter slower.)
-        packed = src_outer == width and dst_outer == n_inner * width
         if repeats_by_permutes(width, n_inner, src_outer, dst_outer):
             fb_repeat_packed_items_wide(dst, src, n_outer, width, n_inner)
+        elif repeats_by_shuffles(width, n_inner, src_outer, dst_outer):
+            fb_repeat_packed_items(dst, src, n_outer, width, n_inner, use_avx2())
         elif use_ssse3() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
         elif n_inner < 16 and is_register_width(width):
-            if packed and use_ssse3() and (n_inner >= 5 or n_inner == 3 and width == 4) \
-                    and n_inner * width <= 32:
-                # Without VBMI: packed items of up to 32 bytes repeated, 5
-                # or more times (4-byte items 3 times too, which the weave
-                # takes at 2.5 x np.copyto), by shuffles of 16 items' bytes
-                # (1 MiB results of uint8 5 and 15 times: 18 and 6.0 x
-                # np.copyto item by item). Other items repeated 2 to 4
-                # times are a weave (about 0.9), longer ones kept one store
-                # a copy (float64 15 times: 1.0 against 2.4).
-                fb_repeat_packed_items(dst, src, n_outer, width, n_inner)
-            else:
-                repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
+            repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
         elif use_ssse3() and width < 16 and n_inner > 2:
             # Shorter rows of other widths, 3 to 15 copies: the registers of
             # the period's start (1 MiB results of 3- to 15-byte items 8

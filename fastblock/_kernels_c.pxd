@@ -16,6 +16,7 @@ cdef extern from "_src/fb_common.h":
 cdef extern from "_src/cpu.h" nogil:
     int fb_cpu_has_ssse3()
     int fb_cpu_has_avx()
+    int fb_cpu_has_avx2()
     int fb_cpu_has_avx512_vbmi()
 
 
@@ -33,7 +34,7 @@ cdef extern from "_src/repeat.h" nogil:
                               fb_intp src_row, fb_intp width, fb_intp count,
                               const unsigned char* masks, int n_masks) noexcept
     void fb_repeat_packed_items(char* dst, const char* src, fb_intp n, fb_intp width,
-                                fb_intp count) noexcept
+                                fb_intp count, int avx2) noexcept
     void fb_repeat_packed_items_wide(char* dst, const char* src, fb_intp n, fb_intp width,
                                      fb_intp count) noexcept
 

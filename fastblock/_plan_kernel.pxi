@@ -103,7 +103,7 @@ cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuf
     """Gather whole destination runs instead of the block kernel's tiny
     blocks (depth_first with channels last: bs x C items), unless they are
     a weave (find_weave) long enough for its vector loop or packed repeats
-    (repeats_by_permutes); and instead of
+    (repeats_by_permutes, repeats_by_shuffles); and instead of
     the blocks that byte shuffles move faster (``force_shuffles``: all they
     can build)."""
     cdef const intp* ext = &axes.extent[0]
@@ -115,11 +115,13 @@ cdef void gather_tiny_blocks(Plan* p, Axes* axes, KernelAxes* k, bint force_shuf
     cdef bint shuffle_block
     if p.kernel == KERNEL_TRANSPOSE:
         return
-    # Packed items repeated go by 64-byte permutes however small the block
-    # (an RGB uint8 image upsampled (h 2) (w 2), 128 x 128, one image row a
-    # block: 10.5 x np.copyto gathered, 2.6 so).
-    if a >= 0 and ss[b] == 0 and ds[b] == p.width and repeats_by_permutes(
-            p.width, p.tile_b, ss[a], ds[a]):
+    # Packed items repeated go by permutes or shuffles however small the
+    # block (an RGB uint8 image upsampled (h 2) (w 2), 128 x 128, one image
+    # row a block: 10.5 x np.copyto gathered, 2.6 so; uint8 tiled 3 times,
+    # 1 MiB: 1.4 gathered, 1.0 by shuffles).
+    if a >= 0 and ss[b] == 0 and ds[b] == p.width and (
+            repeats_by_permutes(p.width, p.tile_b, ss[a], ds[a])
+            or repeats_by_shuffles(p.width, p.tile_b, ss[a], ds[a])):
         return
     block_rows = imin(p.tile_a, ext[a]) if a >= 0 else 1
     block_items = block_rows * p.tile_b

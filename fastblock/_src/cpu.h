@@ -10,6 +10,8 @@
 FB_INTERNAL int fb_cpu_has_ssse3(void);
 /* 32-byte streaming stores. */
 FB_INTERNAL int fb_cpu_has_avx(void);
+/* 32-byte byte shuffles: Tile's packed repeats without VBMI. */
+FB_INTERNAL int fb_cpu_has_avx2(void);
 /* vpermb / vpermt2b with AVX-512 F and BW: 64-byte shuffles and the
    NCHW_VECT_C bs 3 pixel kernel. */
 FB_INTERNAL int fb_cpu_has_avx512_vbmi(void);

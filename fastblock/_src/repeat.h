@@ -24,11 +24,13 @@ FB_INTERNAL void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_i
 FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                       fb_intp src_row, fb_intp width, fb_intp count,
                                       const unsigned char *masks, int n_masks);
-/* n items of `width` bytes (1, 2, 4 or 8) packed in src, each written
-   `count` times (2 to 15) side by side into dst, also packed: every 16
-   source bytes give `count` registers, each a byte shuffle of them. */
+/* n items of `width` bytes (1 to 16) packed in src, each written
+   `count` times (2 to FB_PACKED_COUNT_MAX) side by side into dst, also
+   packed: every 16 source bytes give the registers of their result, each
+   a byte shuffle of them; 32-byte registers where `avx2` is set (the CPU
+   has AVX2). */
 FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
-                                        fb_intp count);
+                                        fb_intp count, int avx2);
 /* The same by 64-byte registers, for items of 1 to 64 bytes written 2 to
    FB_PACKED_COUNT_MAX times: called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,

@@ -58,6 +58,14 @@ def _vect_c(block_size, to_depth, channels=4, edge=60):
     return lambda: _engine.vect_c_path(space, depth, block_size, to_depth)
 
 
+def _tile_repeats(width, count):
+    """describe() of 1000 packed ``width``-byte items each tiled ``count`` times."""
+    x = np.zeros((1000, 1), f"V{width}")
+    out = np.zeros((1000, count), f"V{width}")
+    return lambda: _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width,
+                                    dst_array=out)
+
+
 # Rows of space_to_depth depth_first channels_last C=3 bs=2 (252 KB):
 # destination runs of 12-item pixels gathered from two source rows, longer
 # than the gather table.
@@ -106,6 +114,13 @@ CASES = {
                               _drops("shuffled_pieces"), "ssse3"),
     "wide_shuffles": Case(_LONG_RUNS, {"wide_shuffles": False},
                           _moves("shuffle_piece_bytes", 64, 16), "avx512_vbmi"),
+    "shuffled_repeats": Case(_tile_repeats(3, 5), {"shuffled_repeats": False},
+                             _moves("packed_repeats", "shuffles", None), "ssse3",
+                             base={"wide_shuffles": False}),
+    # Rows of 512 bytes: by 16-byte shuffles only with AVX2's 32-byte ones.
+    "avx2_repeats": Case(_tile_repeats(8, 64), {"avx2_repeats": False},
+                         _moves("packed_repeats", "shuffles", None), "avx2",
+                         base={"wide_shuffles": False}),
     "line_splits": Case(_transpose((1, 64, 64, 64), (0, 3, 1, 2)), {"line_splits": False},
                         _moves("line_splits", True, False), "ssse3"),
     "periodic_shuffles": Case(_PIXEL_RUNS, {"periodic_shuffles": False}, _drops("shuffle_period"),

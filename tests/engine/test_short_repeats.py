@@ -4,14 +4,14 @@ side by side, as ``fb.repeat(x, "r w -> r (w k)")``, ``fb.tile(x[N, 1],
 (1, k))`` or an upsampling ``(h 2) (w 2)`` asks. With AVX-512 VBMI, packed
 items of up to 64 bytes repeated up to 64 times go through 64-byte
 permutes (register widths up to 8 bytes from 4 copies, 4- and 8-byte items
-from 3); packed rows of 2 to 4 register-width repeats otherwise go through
-the weave, packed items of up to 32 bytes repeated 5 to 15 times (4-byte
-items 3 times too) through byte shuffles of 16 source bytes at a time,
-other widths through the registers of their row's period, other counts
-and stepped sources through one load and k stores an item. Every case runs
-under each kernel setting (``KERNELS``); sources and results end where
-readable memory ends, and every byte is compared with ``np.repeat`` or
-``np.tile``."""
+from 3); packed items of up to 16 bytes otherwise through byte shuffles of
+16 source bytes at a time, in 32-byte registers with AVX2 and 16-byte ones
+without (there in rows of up to 64 bytes), but register widths twice,
+which are a weave; other widths through the registers of their row's
+period, other counts and stepped sources through one load and k stores
+an item. Every case runs under each kernel setting (``KERNELS``); sources
+and results end where readable memory ends, and every byte is compared
+with ``np.repeat`` or ``np.tile``."""
 import sys
 
 import numpy as np
@@ -26,8 +26,10 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 DTYPES = [np.uint8, np.uint16, np.float32, np.float64, np.complex128]   # 1 to 16 bytes
 # The repeat kernels each setting leaves: 64-byte permutes (with AVX-512
-# VBMI), 16-byte shuffles, and the portable loops.
-KERNELS = {"64-byte": {}, "16-byte": {"wide_shuffles": False}, "portable": {"simd": False}}
+# VBMI), 32-byte shuffles (with AVX2), 16-byte shuffles, and the portable
+# loops.
+KERNELS = {"64-byte": {}, "32-byte": {"wide_shuffles": False},
+           "16-byte": {"wide_shuffles": False, "avx2_repeats": False}, "portable": {"simd": False}}
 
 
 def _placed(shape, dtype, fill):
@@ -64,31 +66,60 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, kernels):
     del source_map, out_map
 
 
-@pytest.mark.parametrize("wide", [True, False])
-@pytest.mark.parametrize("items", [16, 17, 31, 33, 63, 64, 65, 100, 4101])
-@pytest.mark.parametrize("count", [*range(2, 18), 31, 32, 33, 40, 63, 64])
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
-def test_packed_items_repeated_by_shuffles(dtype, count, items, wide):
-    # With AVX-512 VBMI (``wide``): fb_repeat_packed_items_wide, from 4
-    # copies (4- and 8-byte items from 3) into rows under 128 bytes, 64
-    # source bytes a round, the masks in registers up to 15 copies and
-    # loaded for each register over 15; the items after the last whole
-    # round read and written under byte masks. Without
-    # (``wide`` off, or no VBMI): fb_repeat_packed_items, from 5 copies
-    # (4-byte items 3 times too) of items up to 32 bytes, 16 source bytes
-    # a round, the items after the last whole round one by one. The other
-    # counts are a weave or one store a copy. The source's last round ends
-    # at the last readable byte, and so does the result; both kernels read
-    # their shuffle indices from the thread's cache, which each case
-    # rebuilds (another width or count than the case before).
-    size = np.dtype(dtype).itemsize
-    values = np.random.default_rng(items * count).integers(1, 256, (items, size), np.uint8)
-    x, source_map = _placed((items, 1), dtype, values.view(dtype))
-    out, out_map = _placed((items, count), dtype, 0)
-    with _engine.tune(wide_shuffles=wide):
-        assert fb.tile(x, (1, count), out=out) is out
-    assert out.tobytes() == np.tile(x, (1, count)).tobytes()
-    del source_map, out_map
+@pytest.mark.parametrize("kernels", KERNELS)
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 63, 64])
+@pytest.mark.parametrize("width", range(1, 17))
+def test_packed_items_repeated_by_shuffles(width, count, kernels):
+    # Packed items of every width up to 16 bytes, each tiled ``count``
+    # times. With AVX-512 VBMI (``64-byte``): fb_repeat_packed_items_wide,
+    # 64 source bytes a round, the items after the last whole round read
+    # and written under byte masks. Else (``32-byte`` with AVX2,
+    # ``16-byte``): fb_repeat_packed_items, a round of the 16 // width
+    # items in 16 source bytes, whose result's last register ends at the
+    # round's end over the one before it (rounds of 1 to 4 registers
+    # unrolled, more kept in registers or loaded; with AVX2, rounds under
+    # 32 bytes in 16-byte registers), then the items after the last whole
+    # round from a copy, their last register ending at the result's end or
+    # copied under 16 bytes. Item counts reach whole rounds, one round and
+    # a few items, one item, and long runs. The source's last byte and the
+    # result's are the last readable ones; every byte is compared with
+    # np.tile. Each case rebuilds the thread's shuffle indices (another
+    # width or count than the case before).
+    item = np.dtype(f"V{width}")
+    per_round = 16 // width
+    for items in sorted({1, per_round - 1, per_round, per_round + 1, 2 * per_round + 1, 100, 4101}
+                        - {0}):
+        raw = np.random.default_rng(items * count + width).integers(1, 256, items * width,
+                                                                     np.uint8)
+        source, source_map, _ = _guarded(items * width)
+        source[...] = raw
+        x = source.view(item).reshape(items, 1)
+        result, out_map, _ = _guarded(items * count * width)
+        out = result.view(item).reshape(items, count)
+        with _engine.tune(**KERNELS[kernels]):
+            plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width,
+                                    dst_array=out)
+            assert fb.tile(x, (1, count), out=out) is out
+        if items > 1:
+            assert plan["packed_repeats"] == _packed_repeats_kernel(width, count, kernels), plan
+        assert out.tobytes() == np.tile(x, (1, count)).tobytes()
+        del source_map, out_map
+
+
+def _packed_repeats_kernel(width, count, kernels):
+    """The kernel describe() should name for packed ``width``-byte items
+    repeated ``count`` times under ``kernels`` (the rules in the docstring)."""
+    cpu = _engine.cpu_features()
+    register = width in (1, 2, 4, 8, 16)
+    if kernels == "portable" or not cpu["ssse3"]:
+        return None
+    if kernels == "64-byte" and cpu["avx512_vbmi"] and (
+            count >= 4 or width > 8 or not register or count == 3 and width >= 4):
+        return "permutes"
+    avx2 = kernels != "16-byte" and cpu["avx2"]
+    if (count == 2 and register) or not (avx2 or width * count <= 64):
+        return None
+    return "shuffles"
 
 
 def _check_repeated_rows(width, count, rows, gap, kernels):
@@ -128,14 +159,17 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
     # AVX-512 VBMI, up to 64 bytes repeated up to 64 times, by 64-byte
     # permutes (fb_repeat_packed_items_wide): rounds of the items that fit
     # in 64 bytes, whose last register overlaps the one before it, then
-    # the last items under byte masks. Else, under 16 bytes, from 3
-    # copies, with SSSE3, each row by the registers of its period's start
-    # (fb_repeat_short_rows; from 16 copies fb_repeat_rows): rows packed
-    # one after another written past their end over the rows after them,
-    # never past the block's last row (here the last readable byte); rows
-    # apart (`gap` items between them) end with a register that ends at
+    # the last items under byte masks; packed items under 16 bytes
+    # otherwise by shuffles (fb_repeat_packed_items, with SSSE3). Rows
+    # apart (`gap` items between them), and packed rows over 64 bytes
+    # under the 16-byte setting, from 3 copies each row by the registers
+    # of its period's start (fb_repeat_short_rows; from 16 copies
+    # fb_repeat_rows): rows packed one after another written past their
+    # end over the rows after them, never past the block's last row (here
+    # the last readable byte); rows apart end with a register that ends at
     # the row's end, or a copy under 16 bytes, and leave the gap alone.
-    # Two copies, wider items, and every width without SIMD, item by item.
+    # Two copies of rows apart, wider items, and every width without SIMD,
+    # item by item.
     _check_repeated_rows(width, count, rows, gap, kernels)
 
 
@@ -146,8 +180,10 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
 @pytest.mark.parametrize("width", range(1, 16))
 def test_long_repeats_by_registers(width, count, rows, gap, kernels):
     # Items of 1 to 15 bytes repeated 16 or more times: packed rows of up
-    # to 64 copies by 64-byte permutes (with VBMI); else, with SSSE3, by
-    # the registers of the row's period (fb_repeat_rows): whole periods,
+    # to 64 copies by 64-byte permutes (with VBMI) or by shuffles
+    # (fb_repeat_packed_items: with AVX2, or in rows of up to 64 bytes);
+    # else, with SSSE3, by the registers of the row's period
+    # (fb_repeat_rows): whole periods,
     # then the period's first registers while 16 bytes are left, then,
     # unless the row is whole registers, one register that ends at the
     # row's end (its own shuffle of the item). Rows packed or apart (`gap`
@@ -160,9 +196,10 @@ def test_long_repeats_by_registers(width, count, rows, gap, kernels):
 @pytest.mark.parametrize("dtype, channels", [(np.uint8, 3), (np.uint8, 5), (np.float32, 3)])
 def test_small_upsampling_keeps_the_block_kernel(dtype, channels, side, kernels):
     # Nearest-neighbour upsampling of channels-last pixels, ``(h 2) (w 2)``:
-    # blocks of one image row, each pixel twice. With VBMI such a block,
-    # however small, goes by 64-byte permutes (repeats_by_permutes), not
-    # gathered as a tiny block would be; the result starts and ends at the
+    # blocks of one image row, each pixel twice. Such a block, however
+    # small, goes by 64-byte permutes (repeats_by_permutes, with VBMI) or
+    # by shuffles (repeats_by_shuffles), not gathered as a tiny block
+    # would be; the result starts and ends at the
     # edges of readable memory, and every byte is compared with np.repeat.
     shape = (side, side, channels)
     values = np.random.default_rng(side).integers(0, 250, shape).astype(dtype)
@@ -174,8 +211,9 @@ def test_small_upsampling_keeps_the_block_kernel(dtype, channels, side, kernels)
                                 x.itemsize, dst_array=out)
         got = fb.repeat(x, "h w c -> (h 2) (w 2) c", out=out, num_threads=2)
     if side >= 64 and dtype == np.uint8 and channels == 3:
-        permutes = kernels == "64-byte" and _engine.cpu_features()["avx512_vbmi"]
-        assert plan["kernel"] == ("block" if permutes else "gather"), plan
+        repeats = _packed_repeats_kernel(3, 2, kernels)
+        assert plan["packed_repeats"] == repeats, plan
+        assert plan["kernel"] == ("block" if repeats else "gather"), plan
     assert got is out
     expected = np.repeat(np.repeat(values, 2, axis=0), 2, axis=1)
     assert out.tobytes() == expected.tobytes()

@@ -33,8 +33,9 @@ How a copy is run:
    the kernel's inner axis. Where it repeats one source item (Tile, the
    ``(w 2)`` of an upsampling), packed items of up to 16 bytes are written
    by byte shuffles of a register of source items (32-byte registers with
-   AVX2; items up to 64 bytes by 64-byte permutes with AVX-512 VBMI), and
-   other repeats by the registers of each row's period
+   AVX2; items up to 64 bytes by 64-byte permutes with AVX-512 VBMI),
+   items of 17 to 64 bytes repeated under 16 times from two registers of
+   the item, and other repeats by the registers of each row's period
    (``_kernel_block.pxi``). If the source's smallest step is on another
    axis, the copy is a transpose: the block's rows run along the source's
    contiguous axes (a Fortran-order input: N, then C) and its items along
@@ -321,9 +322,9 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     whole blocks go by 64-byte permutes), ``rows_across_groups`` (a lane
     transpose that moves the first row of each group, then the second...),
     ``line_splits`` (a lane split that writes a line of each lane at a
-    time), ``packed_repeats`` (blocks of packed items each repeated side
-    by side: "permutes" or "shuffles", the kernel that writes them, else
-    None), ``width`` (bytes per folded item), the
+    time), ``repeats`` (blocks of items each repeated side by side:
+    "permutes", "shuffles" or "registers", the kernel that writes them,
+    else None), ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
     a transpose's destination rows and their items), ``row_group`` (the
     rows a lane transpose takes whole in each row of its a axis; 1: none),
@@ -381,7 +382,7 @@ cdef dict kernel_summary(const Plan* plan):
         "rows_across_groups": plan.kernel == KERNEL_LANES and rows_across_groups(
             plan, plan.dst_a, plan.lanes.dst_in, plan.lanes.offset),
         "line_splits": plan.kernel == KERNEL_LANES and splits_by_lines(plan, plan.lanes.offset),
-        "packed_repeats": packed_repeats_kernel(plan),
+        "repeats": repeats_kernel(plan),
         "width": plan.width,
         "rows": (plan.tile_a * plan.a_in if transposes
                  else plan.tile_a * plan.lanes.rows_in if plan.kernel == KERNEL_LANES else plan.tile_a),
@@ -409,10 +410,11 @@ cdef dict kernel_summary(const Plan* plan):
     }
 
 
-cdef str packed_repeats_kernel(const Plan* plan):
-    """How a plan's blocks of packed items repeated side by side go:
-    "permutes" (64-byte), "shuffles" (16- or 32-byte), or None (another
-    loop, or no such blocks)."""
+cdef str repeats_kernel(const Plan* plan):
+    """How a plan's blocks of items each repeated side by side go (the
+    first choices of copy_block): "permutes" (64-byte), "shuffles" (16- or
+    32-byte), "registers" (each copy from registers of its item), or None
+    (another loop, or no such blocks)."""
     if plan.kernel != KERNEL_BLOCK or plan.block_copy.loop != BLOCK_REPEATS \
             or plan.block_copy.a_inside or plan.tile_b < 2:
         return None
@@ -420,6 +422,8 @@ cdef str packed_repeats_kernel(const Plan* plan):
         return "permutes"
     if repeats_by_shuffles(plan.width, plan.tile_b, plan.src_a, plan.dst_a):
         return "shuffles"
+    if repeats_from_registers(plan.width, plan.tile_b):
+        return "registers"
     return None
 
 

@@ -24,6 +24,7 @@ cdef struct Tuning:
     bint wide_shuffles
     bint shuffled_repeats
     bint avx2_repeats
+    bint register_repeats
     bint line_splits
     bint periodic_shuffles
     bint long_shuffle_runs
@@ -65,6 +66,9 @@ SETTINGS = (
             "where the CPU has no AVX-512 VBMI"),
     Setting("avx2_repeats", True, "on/off",
             "those repeats by 32-byte shuffles where the CPU has AVX2"),
+    Setting("register_repeats", True, "on/off",
+            "items of 17 to 64 bytes repeated side by side, each copy stored from "
+            "two registers of the item"),
     Setting("line_splits", True, "on/off",
             "splits into more than 8 lanes of 1- to 4-byte items, whole L1 ways apart, "
             "write a line of each lane at a time"),

@@ -31,6 +31,11 @@ FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows
    has AVX2). */
 FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
                                         fb_intp count, int avx2);
+/* n_rows rows (dst_row / src_row bytes apart) of `count` copies of one
+   item of 17 to 64 bytes, from two registers of the item: 16-byte ones
+   under 32 bytes, 32-byte ones (AVX: the caller checks) from 32. */
+FB_INTERNAL void fb_repeat_item_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                                     fb_intp src_row, fb_intp width, fb_intp count);
 /* The same by 64-byte registers, for items of 1 to 64 bytes written 2 to
    FB_PACKED_COUNT_MAX times: called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
@@ -42,6 +47,7 @@ FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp
 #define fb_repeat_short_rows(...) ((void)0)
 #define fb_repeat_packed_items(...) ((void)0)
 #define fb_repeat_packed_items_wide(...) ((void)0)
+#define fb_repeat_item_rows(...) ((void)0)
 #endif
 
 #endif

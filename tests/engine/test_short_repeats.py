@@ -101,7 +101,7 @@ def test_packed_items_repeated_by_shuffles(width, count, kernels):
                                     dst_array=out)
             assert fb.tile(x, (1, count), out=out) is out
         if items > 1:
-            assert plan["packed_repeats"] == _packed_repeats_kernel(width, count, kernels), plan
+            assert plan["repeats"] == _packed_repeats_kernel(width, count, kernels), plan
         assert out.tobytes() == np.tile(x, (1, count)).tobytes()
         del source_map, out_map
 
@@ -124,7 +124,8 @@ def _packed_repeats_kernel(width, count, kernels):
 
 def _check_repeated_rows(width, count, rows, gap, kernels):
     """``rows`` items of ``width`` bytes (a void dtype), each tiled ``count``
-    times into rows ``gap`` items longer, under the ``kernels`` setting,
+    times into rows ``gap`` items longer, under the ``kernels`` setting (a
+    KERNELS name, or the settings themselves),
     with 1 and 3 threads: the source's last byte and the result's are the
     last readable ones, every byte is compared with ``np.tile``, and the
     gaps stay zero."""
@@ -141,7 +142,7 @@ def _check_repeated_rows(width, count, rows, gap, kernels):
         assert plan["kernel"] == "block" and plan["row_items"] == count, plan
     for num_threads in (1, 3):
         result[...] = 0
-        with _engine.tune(**KERNELS[kernels]):
+        with _engine.tune(**(KERNELS[kernels] if isinstance(kernels, str) else kernels)):
             assert fb.tile(x, (1, count), out=out, num_threads=num_threads) is out
         assert out.tobytes() == np.tile(x, (1, count)).tobytes()
         assert not whole[:, count:].tobytes().strip(b"\0")
@@ -171,6 +172,31 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
     # Two copies of rows apart, wider items, and every width without SIMD,
     # item by item.
     _check_repeated_rows(width, count, rows, gap, kernels)
+
+
+@pytest.mark.parametrize("kernels", [*KERNELS, "registers off"])
+@pytest.mark.parametrize("gap", [0, 5])
+@pytest.mark.parametrize("count", [2, 3, 7, 15, 16])
+@pytest.mark.parametrize("width", [17, 18, 23, 24, 31, 32, 33, 40, 47, 48, 63, 64])
+def test_items_repeated_from_registers(width, count, gap, kernels):
+    # Items of 17 to 64 bytes repeated 2 to 15 times, packed rows or rows
+    # apart: each copy stored from two registers of the item, the second
+    # ending at the item's end over the first (fb_repeat_item_rows;
+    # 16-byte registers under 32 bytes, 32-byte ones with AVX from 32),
+    # unless 64-byte permutes take packed rows (VBMI). 16 copies keep
+    # memcpy doubling, and "registers off" (and no SIMD) item by item.
+    settings = {"register_repeats": False} if kernels == "registers off" else KERNELS[kernels]
+    cpu = _engine.cpu_features()
+    rows = 40
+    x = np.zeros((rows, 1), f"V{width}")
+    out = np.zeros((rows, count + gap), f"V{width}")[:, :count]
+    with _engine.tune(**settings):
+        plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
+    registers = (kernels not in ("portable", "registers off") and cpu["ssse3"] and count < 16
+                 and (width < 32 or cpu["avx"]))
+    if plan["repeats"] != "permutes":
+        assert plan["repeats"] == ("registers" if registers else None), plan
+    _check_repeated_rows(width, count, rows, gap, settings)
 
 
 @pytest.mark.parametrize("kernels", KERNELS)
@@ -212,7 +238,7 @@ def test_small_upsampling_keeps_the_block_kernel(dtype, channels, side, kernels)
         got = fb.repeat(x, "h w c -> (h 2) (w 2) c", out=out, num_threads=2)
     if side >= 64 and dtype == np.uint8 and channels == 3:
         repeats = _packed_repeats_kernel(3, 2, kernels)
-        assert plan["packed_repeats"] == repeats, plan
+        assert plan["repeats"] == repeats, plan
         assert plan["kernel"] == ("block" if repeats else "gather"), plan
     assert got is out
     expected = np.repeat(np.repeat(values, 2, axis=0), 2, axis=1)

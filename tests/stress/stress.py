@@ -601,12 +601,13 @@ KNOBS = {
         ("default", {}),
         ("off", {"line_splits": False}),
     ],
-    # Packed repeats: by 32-byte shuffles (AVX2), 16-byte ones, or neither.
+    # Repeated items: packed ones by 32-byte shuffles (AVX2), 16-byte ones,
+    # or neither; items of 17 to 64 bytes from registers or not.
     "repeats": [
         ("default", {}),
         ("32B", {"wide_shuffles": False}),
         ("16B", {"wide_shuffles": False, "avx2_repeats": False}),
-        ("off", {"shuffled_repeats": False}),
+        ("off", {"shuffled_repeats": False, "register_repeats": False}),
     ],
     # The thread policy: off (every team as asked), or every team's last
     # helper late (teams capped and probed again after short back-offs).

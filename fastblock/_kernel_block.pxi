@@ -287,14 +287,15 @@ cdef inline bint repeats_from_registers(intp width, intp count) noexcept nogil:
     """Whether a block of items of ``width`` bytes, each written ``count``
     times side by side, stores each copy from two registers of the item
     (fb_repeat_item_rows), where not by permutes: 17 to 64 bytes, 2 to 15
-    copies, with SSSE3 (and AVX from 32 bytes). 1 MiB out=, one thread,
-    over np.copyto, against item by item: 40-byte items twice 4.1 -> 1.3,
-    64-byte items 8 times 1.7 -> 0.84; 16 MiB 33-byte items twice 0.90 ->
-    0.67. Rows of 16 or more copies keep memcpy doubling: from registers
-    they won in cache but lost streamed (16 MiB, one thread: 40-byte items
-    40 times 0.33 -> 0.50), where the stage is read right after."""
-    return (16 < width <= 64 and count < 16 and tuning.register_repeats and use_ssse3()
-            and (width < 32 or cpu_avx))
+    copies or rows under 512 bytes, with SSSE3 (and AVX from 32 bytes).
+    1 MiB out=, one thread, over np.copyto, against item by item: 40-byte
+    items twice 4.1 -> 1.3, 64-byte items 8 times 1.7 -> 0.84; 16 MiB
+    33-byte items twice 0.90 -> 0.67. Longer rows keep memcpy doubling:
+    from registers they won in cache but lost streamed (16 MiB, one
+    thread: 40-byte items 40 times 0.33 -> 0.50), where the stage is read
+    right after."""
+    return (16 < width <= 64 and (count < 16 or width * count < 512) and tuning.register_repeats
+            and use_ssse3() and (width < 32 or cpu_avx))
 
 
 cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,

@@ -176,15 +176,16 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
 
 @pytest.mark.parametrize("kernels", [*KERNELS, "registers off"])
 @pytest.mark.parametrize("gap", [0, 5])
-@pytest.mark.parametrize("count", [2, 3, 7, 15, 16])
-@pytest.mark.parametrize("width", [17, 18, 23, 24, 31, 32, 33, 40, 47, 48, 63, 64])
+@pytest.mark.parametrize("count", [2, 3, 7, 15, 16, 20])
+@pytest.mark.parametrize("width", [17, 18, 23, 24, 25, 31, 32, 33, 40, 47, 48, 63, 64])
 def test_items_repeated_from_registers(width, count, gap, kernels):
-    # Items of 17 to 64 bytes repeated 2 to 15 times, packed rows or rows
-    # apart: each copy stored from two registers of the item, the second
-    # ending at the item's end over the first (fb_repeat_item_rows;
-    # 16-byte registers under 32 bytes, 32-byte ones with AVX from 32),
-    # unless 64-byte permutes take packed rows (VBMI). 16 copies keep
-    # memcpy doubling, and "registers off" (and no SIMD) item by item.
+    # Items of 17 to 64 bytes repeated 2 to 15 times (or in rows under
+    # 512 bytes), packed rows or rows apart: each copy stored from two
+    # registers of the item, the second ending at the item's end over the
+    # first (fb_repeat_item_rows; 16-byte registers under 32 bytes,
+    # 32-byte ones with AVX from 32), unless 64-byte permutes take packed
+    # rows (VBMI). Longer rows keep memcpy doubling, and "registers off"
+    # (and no SIMD) item by item.
     settings = {"register_repeats": False} if kernels == "registers off" else KERNELS[kernels]
     cpu = _engine.cpu_features()
     rows = 40
@@ -192,8 +193,8 @@ def test_items_repeated_from_registers(width, count, gap, kernels):
     out = np.zeros((rows, count + gap), f"V{width}")[:, :count]
     with _engine.tune(**settings):
         plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
-    registers = (kernels not in ("portable", "registers off") and cpu["ssse3"] and count < 16
-                 and (width < 32 or cpu["avx"]))
+    registers = (kernels not in ("portable", "registers off") and cpu["ssse3"]
+                 and (count < 16 or width * count < 512) and (width < 32 or cpu["avx"]))
     if plan["repeats"] != "permutes":
         assert plan["repeats"] == ("registers" if registers else None), plan
     _check_repeated_rows(width, count, rows, gap, settings)

@@ -195,55 +195,60 @@ static const unsigned char *fb_packed_indices(fb_intp width, fb_intp count) {
     return t->index;
 }
 
-/* The whole rounds of fb_repeat_packed_items, the round's masks loaded
-   into `mask` first; returns the items done. Called with an array of 15
-   (kept in registers) or of FB_PACKED_COUNT_MAX + 1; REGS: the round's
-   registers where a constant (0: regs). */
+/* The whole rounds of fb_repeat_packed_items in R-byte registers of type
+   VEC, the round's masks loaded into `mask` first; `regs` the round's
+   registers (a constant where the caller made it one). ITEMS(p) is the
+   round's 16 source bytes at p in a register (in both halves of a 32-byte
+   one, since a 32-byte shuffle picks each half's bytes from its own
+   half). Leaves in `i` the items done. */
+#define FB_SHUFFLE_ROUNDS(VEC, R, LOADU, ITEMS, SHUFFLE, STOREU)                    \
+    do {                                                                            \
+        const fb_intp per_round = 16 / width, item_bytes = width * count;           \
+        const fb_intp last = per_round * item_bytes - (R);  /* the last register */ \
+        fb_intp r;                                                                  \
+        for (r = 0; r < regs; r++)                                                  \
+            mask[r] = LOADU((const VEC *)(index + (r < regs - 1 ? (R) * r : last))); \
+        for (i = 0; (n - i) * width >= 16; i += per_round) {                        \
+            const VEC items = ITEMS(src + i * width);                               \
+            char *d = dst + i * item_bytes;                                         \
+            for (r = 0; r < regs - 1; r++)                                          \
+                STOREU((VEC *)(d + (R) * r), SHUFFLE(items, mask[r]));              \
+            STOREU((VEC *)(d + last), SHUFFLE(items, mask[r]));                     \
+        }                                                                           \
+    } while (0)
+
+#define FB_ITEMS_16(p) _mm_loadu_si128((const __m128i *)(p))
+#define FB_ITEMS_32(p) _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p)))
+
+/* fb_repeat_packed_items' rounds in 16-byte registers; returns the items
+   done. Called with an array of 4 or 15 (kept in registers) or of
+   FB_PACKED_COUNT_MAX + 1; REGS: the round's registers where a constant
+   (0: worked out). */
 static inline __attribute__((always_inline, target("ssse3")))
 fb_intp fb_shuffle_rounds(char *dst, const char *src, fb_intp n, fb_intp width, fb_intp count,
                           const unsigned char *index, __m128i *mask, const fb_intp REGS) {
-    const fb_intp per_round = 16 / width, item_bytes = width * count;
-    const fb_intp round_bytes = per_round * item_bytes;
-    const fb_intp regs = REGS ? REGS : (round_bytes + 15) / 16;
-    const fb_intp last = round_bytes - 16;      /* the round's last register */
-    fb_intp i, r;
-    for (r = 0; r < regs; r++)
-        mask[r] = _mm_loadu_si128((const __m128i *)(index + (r < regs - 1 ? 16 * r : last)));
-    for (i = 0; (n - i) * width >= 16; i += per_round) {
-        const __m128i items = _mm_loadu_si128((const __m128i *)(src + i * width));
-        char *d = dst + i * item_bytes;
-        for (r = 0; r < regs - 1; r++)
-            _mm_storeu_si128((__m128i *)(d + 16 * r), _mm_shuffle_epi8(items, mask[r]));
-        _mm_storeu_si128((__m128i *)(d + last), _mm_shuffle_epi8(items, mask[r]));
-    }
+    const fb_intp regs = REGS ? REGS : (16 / width * width * count + 15) / 16;
+    fb_intp i;
+    FB_SHUFFLE_ROUNDS(__m128i, 16, _mm_loadu_si128, FB_ITEMS_16, _mm_shuffle_epi8,
+                      _mm_storeu_si128);
     return i;
 }
 
-/* The whole rounds of fb_repeat_packed_items in 32-byte registers, for
-   rounds of at least 32 result bytes: the round's 16 source bytes in both
-   halves of a register, since a 32-byte shuffle picks each half's bytes
-   from its own half. REGS as in fb_shuffle_rounds. */
+/* The same in 32-byte registers, for rounds of at least 32 result bytes. */
 static inline __attribute__((always_inline, target("avx2")))
 fb_intp fb_shuffle_rounds_avx2(char *dst, const char *src, fb_intp n, fb_intp width,
                                fb_intp count, const unsigned char *index, __m256i *mask,
                                const fb_intp REGS) {
-    const fb_intp per_round = 16 / width, item_bytes = width * count;
-    const fb_intp round_bytes = per_round * item_bytes;
-    const fb_intp regs = REGS ? REGS : (round_bytes + 31) / 32;
-    const fb_intp last = round_bytes - 32;      /* the round's last register */
-    fb_intp i, r;
-    for (r = 0; r < regs; r++)
-        mask[r] = _mm256_loadu_si256((const __m256i *)(index + (r < regs - 1 ? 32 * r : last)));
-    for (i = 0; (n - i) * width >= 16; i += per_round) {
-        const __m256i items = _mm256_broadcastsi128_si256(
-            _mm_loadu_si128((const __m128i *)(src + i * width)));
-        char *d = dst + i * item_bytes;
-        for (r = 0; r < regs - 1; r++)
-            _mm256_storeu_si256((__m256i *)(d + 32 * r), _mm256_shuffle_epi8(items, mask[r]));
-        _mm256_storeu_si256((__m256i *)(d + last), _mm256_shuffle_epi8(items, mask[r]));
-    }
+    const fb_intp regs = REGS ? REGS : (16 / width * width * count + 31) / 32;
+    fb_intp i;
+    FB_SHUFFLE_ROUNDS(__m256i, 32, _mm256_loadu_si256, FB_ITEMS_32, _mm256_shuffle_epi8,
+                      _mm256_storeu_si256);
     return i;
 }
+
+#undef FB_SHUFFLE_ROUNDS
+#undef FB_ITEMS_16
+#undef FB_ITEMS_32
 
 /* The rounds by fb_shuffle_rounds_avx2, with the round's register count a
    constant up to 4 (then the loop over them unrolls); returns the items

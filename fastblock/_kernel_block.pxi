@@ -327,6 +327,8 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
         elif n_inner < 16 and is_register_width(width):
+            # Register widths twice (a weave), rows apart, and the rows the
+            # shuffles leave: one load and n_inner stores an item.
             repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
         elif use_ssse3() and width < 16 and n_inner > 2:
             # Shorter rows of other widths, 3 to 15 copies: the registers of

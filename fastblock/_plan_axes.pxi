@@ -133,7 +133,8 @@ cdef bint folds_into_shuffled_repeats(const Axes* axes, intp fold_bytes) noexcep
     if m < 3 or axes.src_step[m - 2] != 0 or axes.dst_step[m - 2] != fold_bytes:
         return False
     count = axes.extent[m - 2]
-    return (count > 2 and repeats_by_shuffles(fold_bytes, count, axes.src_step[m - 3], axes.dst_step[m - 3])
+    return (count > 2
+            and repeats_by_shuffles(fold_bytes, count, axes.src_step[m - 3], axes.dst_step[m - 3])
             and not repeats_by_permutes(fold_bytes, count, axes.src_step[m - 3],
                                         axes.dst_step[m - 3]))
 

@@ -1,5 +1,6 @@
-/* Tile's repeated items: a short item (under 16 bytes) repeated along
-   destination rows, by whole 16-byte registers (repeat.c). */
+/* Tile's repeated items: an item of up to 64 bytes repeated along
+   destination rows, from registers of the item or byte shuffles of a
+   register of items (repeat.c). */
 #ifndef FASTBLOCK_REPEAT_H
 #define FASTBLOCK_REPEAT_H
 

@@ -323,8 +323,8 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     transpose that moves the first row of each group, then the second...),
     ``line_splits`` (a lane split that writes a line of each lane at a
     time), ``repeats`` (blocks of items each repeated side by side:
-    "permutes", "shuffles" or "registers", the kernel that writes them,
-    else None), ``width`` (bytes per folded item), the
+    "permutes", "shuffles", "periods" or "registers", the kernel that
+    writes them, else None), ``width`` (bytes per folded item), the
     kernel block's ``rows`` and ``row_items`` (gathered run, or b-axis tile;
     a transpose's destination rows and their items), ``row_group`` (the
     rows a lane transpose takes whole in each row of its a axis; 1: none),
@@ -413,7 +413,8 @@ cdef dict kernel_summary(const Plan* plan):
 cdef str repeats_kernel(const Plan* plan):
     """How a plan's blocks of items each repeated side by side go (the
     first choices of copy_block): "permutes" (64-byte), "shuffles" (16- or
-    32-byte), "registers" (each copy from registers of its item), or None
+    32-byte), "periods" (each row from the registers of its period),
+    "registers" (each copy from registers of its item), or None
     (another loop, or no such blocks)."""
     if plan.kernel != KERNEL_BLOCK or plan.block_copy.loop != BLOCK_REPEATS \
             or plan.block_copy.a_inside or plan.tile_b < 2:
@@ -422,6 +423,8 @@ cdef str repeats_kernel(const Plan* plan):
         return "permutes"
     if repeats_by_shuffles(plan.width, plan.tile_b, plan.src_a, plan.dst_a):
         return "shuffles"
+    if repeats_by_periods(plan.width, plan.tile_b):
+        return "periods"
     if repeats_from_registers(plan.width, plan.tile_b):
         return "registers"
     return None

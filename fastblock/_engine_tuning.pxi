@@ -25,6 +25,7 @@ cdef struct Tuning:
     bint shuffled_repeats
     bint avx2_repeats
     bint register_repeats
+    bint period_repeats
     bint line_splits
     bint periodic_shuffles
     bint long_shuffle_runs
@@ -69,6 +70,9 @@ SETTINGS = (
     Setting("register_repeats", True, "on/off",
             "items of 17 to 64 bytes repeated side by side, each copy stored from "
             "two registers of the item"),
+    Setting("period_repeats", True, "on/off",
+            "items of 20, 24, 40 or 48 bytes repeated 16 times or more side by side, "
+            "each row from the 32-byte registers of its period, where the CPU has AVX2"),
     Setting("line_splits", True, "on/off",
             "splits into more than 8 lanes of 1- to 4-byte items, whole L1 ways apart, "
             "write a line of each lane at a time"),

@@ -39,6 +39,8 @@ cdef extern from "_src/repeat.h" nogil:
                                      fb_intp count) noexcept
     void fb_repeat_item_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
                              fb_intp src_row, fb_intp width, fb_intp count) noexcept
+    void fb_repeat_period_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
+                               fb_intp src_row, fb_intp width, fb_intp count) noexcept
 
 
 cdef extern from "_src/shuffle.h" nogil:

@@ -68,7 +68,7 @@ class TilePixels(common._FastblockBench):
     param_names = ["pixel", "repeats", "size", "threads"]
     params = [
         ["uint8x1", "uint8x3", "uint8x5", "uint8x7", "uint16x3", "uint16x5", "float32x1",
-         "float32x3"],
+         "float32x3", "float32x6"],
         [2, 8, 16, 40],
         grid(["512KiB"], ["512KiB", "64MiB"]),
         THREADS,

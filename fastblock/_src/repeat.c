@@ -371,6 +371,82 @@ void fb_repeat_item_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst
 
 #undef FB_ITEM_ROWS
 
+/* AVX2 */
+
+/* One row's whole 32-byte registers, period after period of N (3 or 5:
+   a constant after inlining, so that the period stays in registers, as in
+   fb_repeat_period); register r is item dwords (8 r + k) % (width / 4),
+   k = 0 ... 7: a dword permute of the item's first eight dwords (lo) or of
+   the rest (hi), `upper` choosing. Returns the bytes written. */
+static inline __attribute__((always_inline, target("avx2")))
+fb_intp fb_repeat_period32(char *d, __m256i lo, __m256i hi, fb_intp total,
+                           const __m256i *index, const __m256i *upper, const int N) {
+    __m256i pattern[5];
+    fb_intp off;
+    int r;
+    for (r = 0; r < N; r++)
+        pattern[r] = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(lo, index[r]),
+                                        _mm256_permutevar8x32_epi32(hi, index[r]), upper[r]);
+    for (off = 0; off + 32 * N <= total; off += 32 * N)
+        for (r = 0; r < N; r++)
+            _mm256_storeu_si256((__m256i *)(d + off + 32 * r), pattern[r]);
+    for (r = 0; r < N && off + 32 <= total; off += 32, r++)
+        _mm256_storeu_si256((__m256i *)(d + off), pattern[r]);
+    return off;
+}
+
+/* The dword permute (index) and the choice of hi (upper) that give the 8
+   item dwords from `first` on, wrapping at `dwords`. */
+static inline __attribute__((always_inline, target("avx2")))
+void fb_period_register(fb_intp first, fb_intp dwords, __m256i *index, __m256i *upper) {
+    int32_t pick[8], high[8];
+    int k;
+    for (k = 0; k < 8; k++) {
+        fb_intp j = (first + k) % dwords;
+        pick[k] = (int32_t)(j & 7);
+        high[k] = j >= 8 ? -1 : 0;
+    }
+    *index = _mm256_loadu_si256((const __m256i *)pick);
+    *upper = _mm256_loadu_si256((const __m256i *)high);
+}
+
+/* Items of 20, 24, 40 or 48 bytes, `count` times a row: each row is
+   periodic with lcm(width, 32) bytes, 3 or 5 registers, each byte written
+   once (fb_repeat_item_rows writes each 1.3 to 1.6 times; memcpy doubling
+   makes a library call a doubling). The item is read under dword masks,
+   which leave the bytes past it unread. The row's last bytes, under 32,
+   come from one register that ends at the row's end. */
+__attribute__((target("avx2")))
+void fb_repeat_period_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
+                           fb_intp src_row, fb_intp width, fb_intp count) {
+    const fb_intp total = width * count, dwords = width / 4;
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lo_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)dwords), lanes);
+    const __m256i hi_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)dwords - 8), lanes);
+    const int n = width % 3 ? 5 : 3;   /* lcm(width, 32) / 32: 3 for 24 and 48, 5 for 20 and 40 */
+    __m256i index[5], upper[5], tail_index, tail_upper;
+    fb_intp i, off;
+    int r;
+    for (r = 0; r < n; r++)
+        fb_period_register(8 * r, dwords, &index[r], &upper[r]);
+    fb_period_register((total - 32) / 4, dwords, &tail_index, &tail_upper);
+    for (i = 0; i < n_rows; i++) {
+        const char *s = src + i * src_row;
+        char *d = dst + i * dst_row;
+        const __m256i lo = _mm256_maskload_epi32((const int *)s, lo_mask);
+        const __m256i hi = _mm256_maskload_epi32((const int *)(s + 32), hi_mask);
+        if (n == 3)
+            off = fb_repeat_period32(d, lo, hi, total, index, upper, 3);
+        else
+            off = fb_repeat_period32(d, lo, hi, total, index, upper, 5);
+        if (off < total)
+            _mm256_storeu_si256((__m256i *)(d + total - 32),
+                                _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(lo, tail_index),
+                                                   _mm256_permutevar8x32_epi32(hi, tail_index),
+                                                   tail_upper));
+    }
+}
+
 /* AVX-512 VBMI */
 
 /* The whole rounds of fb_repeat_packed_items_wide, the round's masks

@@ -37,6 +37,12 @@ FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, f
    under 32 bytes, 32-byte ones (AVX: the caller checks) from 32. */
 FB_INTERNAL void fb_repeat_item_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                      fb_intp src_row, fb_intp width, fb_intp count);
+/* The same for items of 20, 24, 40 or 48 bytes, at least twice, by the
+   registers of each row's period (lcm(width, 32) bytes), each byte
+   written once: called only where the CPU has AVX2. */
+FB_INTERNAL void fb_repeat_period_rows(char *dst, const char *src, fb_intp n_rows,
+                                       fb_intp dst_row, fb_intp src_row, fb_intp width,
+                                       fb_intp count);
 /* The same by 64-byte registers, for items of 1 to 64 bytes written 2 to
    FB_PACKED_COUNT_MAX times: called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
@@ -49,6 +55,7 @@ FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp
 #define fb_repeat_packed_items(...) ((void)0)
 #define fb_repeat_packed_items_wide(...) ((void)0)
 #define fb_repeat_item_rows(...) ((void)0)
+#define fb_repeat_period_rows(...) ((void)0)
 #endif
 
 #endif

@@ -124,6 +124,10 @@ CASES = {
     "register_repeats": Case(_tile_repeats(40, 8), {"register_repeats": False},
                              _moves("repeats", "registers", None), "avx",
                              base={"wide_shuffles": False}),
+    # Rows of 768 bytes: past fb_repeat_item_rows's, so memcpy doubling without periods.
+    "period_repeats": Case(_tile_repeats(24, 32), {"period_repeats": False},
+                           _moves("repeats", "periods", None), "avx2",
+                           base={"wide_shuffles": False}),
     "line_splits": Case(_transpose((1, 64, 64, 64), (0, 3, 1, 2)), {"line_splits": False},
                         _moves("line_splits", True, False), "ssse3"),
     "periodic_shuffles": Case(_PIXEL_RUNS, {"periodic_shuffles": False}, _drops("shuffle_period"),

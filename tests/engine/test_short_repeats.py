@@ -195,8 +195,44 @@ def test_items_repeated_from_registers(width, count, gap, kernels):
         plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
     registers = (kernels not in ("portable", "registers off") and cpu["ssse3"]
                  and (count < 16 or width * count < 512) and (width < 32 or cpu["avx"]))
+    periods = kernels != "portable" and _by_periods(width, count)
     if plan["repeats"] != "permutes":
-        assert plan["repeats"] == ("registers" if registers else None), plan
+        assert plan["repeats"] == ("periods" if periods else
+                                   "registers" if registers else None), plan
+    _check_repeated_rows(width, count, rows, gap, settings)
+
+
+def _by_periods(width, count):
+    """Whether ``width``-byte items repeated ``count`` times go by the
+    registers of each row's period (repeats_by_periods), where not by
+    permutes, with the default settings."""
+    return width in (20, 24, 40, 48) and count >= 16 and _engine.cpu_features()["avx2"]
+
+
+@pytest.mark.parametrize("kernels", [*KERNELS, "periods off"])
+@pytest.mark.parametrize("gap", [0, 5])
+@pytest.mark.parametrize("rows", [1, 2, 37])
+@pytest.mark.parametrize("count", [15, 16, 17, 19, 20, 23, 24, 25, 31, 32, 33, 64, 65])
+@pytest.mark.parametrize("width", [16, 20, 24, 28, 32, 40, 44, 48, 52])
+def test_items_repeated_by_periods(width, count, rows, gap, kernels):
+    # Items of 20, 24, 40 or 48 bytes repeated 16 times or more, with
+    # AVX2: each row the 3 (24, 48) or 5 (20, 40) 32-byte registers of its
+    # period, lcm(width, 32) bytes, each a dword permute of the item read
+    # under dword masks (the source's last item ends at the last readable
+    # byte, so the mask of its second register must hold); whole periods,
+    # then the period's first registers while 32 bytes are left, then one
+    # register that ends at the row's end (counts that leave 8 to 24
+    # bytes). Rows packed or apart (the gap left alone), unless 64-byte
+    # permutes take packed rows (VBMI). The neighbouring widths, fewer
+    # copies, "periods off" and no SIMD take other kernels.
+    settings = {"period_repeats": False} if kernels == "periods off" else KERNELS[kernels]
+    x = np.zeros((rows, 1), f"V{width}")
+    out = np.zeros((rows, count + gap), f"V{width}")[:, :count]
+    with _engine.tune(**settings):
+        plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
+    periods = kernels not in ("portable", "periods off") and _by_periods(width, count)
+    if plan["repeats"] != "permutes" and rows > 1:
+        assert (plan["repeats"] == "periods") == periods, plan
     _check_repeated_rows(width, count, rows, gap, settings)
 
 

@@ -602,12 +602,15 @@ KNOBS = {
         ("off", {"line_splits": False}),
     ],
     # Repeated items: packed ones by 32-byte shuffles (AVX2), 16-byte ones,
-    # or neither; items of 17 to 64 bytes from registers or not.
+    # or neither; items of 17 to 64 bytes from registers or the registers
+    # of their period (AVX2), or neither.
     "repeats": [
         ("default", {}),
         ("32B", {"wide_shuffles": False}),
         ("16B", {"wide_shuffles": False, "avx2_repeats": False}),
-        ("off", {"shuffled_repeats": False, "register_repeats": False}),
+        ("no periods", {"wide_shuffles": False, "period_repeats": False}),
+        ("off", {"shuffled_repeats": False, "register_repeats": False,
+                 "period_repeats": False}),
     ],
     # The thread policy: off (every team as asked), or every team's last
     # helper late (teams capped and probed again after short back-offs).

@@ -289,12 +289,12 @@ cdef inline bint repeats_by_periods(intp width, intp count) noexcept nogil:
     times side by side, stores each row as the 32-byte registers of its
     period (fb_repeat_period_rows), where not by permutes: items of 20,
     24, 40 or 48 bytes (periods of 3 or 5 registers) 16 times or more,
-    with AVX2. 1 MiB out=, one thread, over np.copyto: 24-byte items 32
-    times 2.2 -> 1.2, 40-byte 16 times 2.3 -> 1.0, 48-byte 16 times 1.5 ->
-    0.9. Past the caches they are level with memcpy doubling; periods of
+    with AVX2. 1 MiB out=, one thread, over np.copyto: 24-byte items 24
+    times 2.6 -> 1.2, 40-byte 16 times 2.1 -> 1.2, 48-byte 16 times 1.6 ->
+    1.1. Past the caches they are level with memcpy doubling; periods of
     7 to 15 registers (28-, 36-, 44-, 52-, 56-, 60-byte items) lost there
-    (16 MiB, 60-byte items 64 times: 0.37 -> 0.62), and fewer copies lost
-    to fb_repeat_item_rows at 1 MiB."""
+    (16 MiB, 60-byte items 64 times: 0.4 -> 0.6), and fewer copies lost
+    to fb_repeat_item_rows at 1 MiB (24-byte items twice: 1.8 -> 3.7)."""
     return ((width == 20 or width == 24 or width == 40 or width == 48) and count >= 16
             and tuning.period_repeats and tuning.simd and cpu_avx2)
 

@@ -25,7 +25,10 @@ def interleaved_medians(functions: Dict[str, Callable[[], object]], rounds: int 
 
     Each function is called once first (pages touched, caches and the thread
     team warm); a call shorter than ``min_seconds`` is repeated in a loop and
-    averaged, so microsecond calls are not lost in the timer's resolution."""
+    averaged, so microsecond calls are not lost in the timer's resolution.
+    Each sample is taken after half as many untimed calls of the same
+    function, so that it times the function at its own pace, whatever ran
+    before it."""
     loops = {}
     for name, fn in functions.items():
         fn()  # warm up: first-touch pages, caches, thread team
@@ -37,6 +40,13 @@ def interleaved_medians(functions: Dict[str, Callable[[], object]], rounds: int 
     for _ in range(rounds):
         for name, fn in functions.items():
             count = loops[name]
+            # Untimed calls first: after another function's loop, a call can
+            # take several calls to come back to its own pace (on a Zen 3, a
+            # 4 MiB copy's first four calls after another 4 MiB copy's loop
+            # took 4.7, 3.5, 3.0 and 1.9 x), and the function timed right
+            # after the same other one each round would pay for it.
+            for _ in range(max(1, count // 2)):
+                fn()
             start = time.perf_counter()
             for _ in range(count):
                 fn()

@@ -36,6 +36,16 @@ __m128i fb_load_item(const char *src, fb_intp width) {
     return _mm_set_epi64x((long long)hi, (long long)lo);
 }
 
+/* A row's whole R-byte registers `pattern[0 ... N - 1]`, period after
+   period, then the period's first registers while R bytes are left; `off`
+   ends at the bytes written. */
+#define FB_STORE_PERIODS(STOREU, VEC, R)                                       \
+    for (off = 0; off + (R) * N <= total; off += (R) * N)                      \
+        for (r = 0; r < N; r++)                                                \
+            STOREU((VEC *)(d + off + (R) * r), pattern[r]);                    \
+    for (r = 0; r < N && off + (R) <= total; off += (R), r++)                  \
+        STOREU((VEC *)(d + off), pattern[r])
+
 /* One row's whole registers, period after period of N; returns the
    bytes written (a multiple of 16). The period's registers stay in
    registers only with N a constant after inlining: a loop over a
@@ -61,11 +71,7 @@ fb_intp fb_repeat_period(char *d, __m128i item, fb_intp total,
             _mm_storeu_si128((__m128i *)(d + off), pattern[0]);
         return off;
     }
-    for (off = 0; off + 16 * N <= total; off += 16 * N)
-        for (r = 0; r < N; r++)
-            _mm_storeu_si128((__m128i *)(d + off + 16 * r), pattern[r]);
-    for (r = 0; r < N && off + 16 <= total; off += 16, r++)
-        _mm_storeu_si128((__m128i *)(d + off), pattern[r]);
+    FB_STORE_PERIODS(_mm_storeu_si128, __m128i, 16);
     return off;
 }
 
@@ -387,13 +393,11 @@ fb_intp fb_repeat_period32(char *d, __m256i lo, __m256i hi, fb_intp total,
     for (r = 0; r < N; r++)
         pattern[r] = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(lo, index[r]),
                                         _mm256_permutevar8x32_epi32(hi, index[r]), upper[r]);
-    for (off = 0; off + 32 * N <= total; off += 32 * N)
-        for (r = 0; r < N; r++)
-            _mm256_storeu_si256((__m256i *)(d + off + 32 * r), pattern[r]);
-    for (r = 0; r < N && off + 32 <= total; off += 32, r++)
-        _mm256_storeu_si256((__m256i *)(d + off), pattern[r]);
+    FB_STORE_PERIODS(_mm256_storeu_si256, __m256i, 32);
     return off;
 }
+
+#undef FB_STORE_PERIODS
 
 /* The dword permute (index) and the choice of hi (upper) that give the 8
    item dwords from `first` on, wrapping at `dwords`. */

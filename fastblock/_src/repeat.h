@@ -1,6 +1,6 @@
 /* Tile's repeated items: an item of up to 64 bytes repeated along
-   destination rows, from registers of the item or byte shuffles of a
-   register of items (repeat.c). */
+   destination rows, from registers of the item, byte shuffles of a
+   register of items, or dword permutes of the item (repeat.c). */
 #ifndef FASTBLOCK_REPEAT_H
 #define FASTBLOCK_REPEAT_H
 

@@ -9,7 +9,9 @@ from 3); packed items of up to 16 bytes otherwise through byte shuffles of
 without (there in rows of up to 64 bytes), but register widths twice,
 which are a weave; other widths through the registers of their row's
 period, other counts and stepped sources through one load and k stores
-an item. Every case runs under each kernel setting (``KERNELS``); sources
+an item. Items of 17 to 64 bytes go from two registers of the item, or
+(20, 24, 40 or 48 bytes, 16 times or more, with AVX2) from the 32-byte
+registers of their row's period. Every case runs under each kernel setting (``KERNELS``); sources
 and results end where readable memory ends, and every byte is compared
 with ``np.repeat`` or ``np.tile``."""
 import sys

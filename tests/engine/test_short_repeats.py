@@ -214,8 +214,8 @@ def _by_periods(width, count):
 @pytest.mark.parametrize("kernels", [*KERNELS, "periods off"])
 @pytest.mark.parametrize("gap", [0, 5])
 @pytest.mark.parametrize("rows", [1, 2, 37])
-@pytest.mark.parametrize("count", [15, 16, 17, 19, 20, 23, 24, 25, 31, 32, 33, 64, 65])
-@pytest.mark.parametrize("width", [16, 20, 24, 28, 32, 40, 44, 48, 52])
+@pytest.mark.parametrize("count", [15, 16, 17, 20, 23, 25, 32, 33, 65])
+@pytest.mark.parametrize("width", [16, 20, 24, 28, 40, 48, 52])
 def test_items_repeated_by_periods(width, count, rows, gap, kernels):
     # Items of 20, 24, 40 or 48 bytes repeated 16 times or more, with
     # AVX2: each row the 3 (24, 48) or 5 (20, 40) 32-byte registers of its

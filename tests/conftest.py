@@ -10,10 +10,27 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import DRAWN_TESTS, EVERY_CASE, SEED
 
 _ASV_BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "asv_bench")
 if os.path.isdir(_ASV_BENCH) and _ASV_BENCH not in sys.path:
     sys.path.insert(0, _ASV_BENCH)
+
+
+def pytest_report_header(config):
+    drawn = "every case" if EVERY_CASE else f"a draw, seed {SEED}"
+    return [f"fastblock {fb.__version__}; kernel-edge tests (tests/draws.py): {drawn}"
+            f" (FASTBLOCK_TEST_SEED={SEED} replays it)"]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failure of a drawn test names the seed that drew its case (the
+    test id names the case)."""
+    report = (yield).get_result()
+    if report.failed and any(item.nodeid.split("[")[0].endswith(name) for name in DRAWN_TESTS):
+        report.sections.append(("drawn case", f"drawn with seed {SEED}: replay with "
+                                f"FASTBLOCK_TEST_SEED={SEED} pytest '{item.nodeid}'"))
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ import dask  # noqa: E402
 import fastblock as fb  # noqa: E402
 import fastblock.dask as fbd  # noqa: E402
 from reference import depth_to_space_ref, space_to_depth_ref  # noqa: E402
+from draws import drawn  # noqa: E402
 
 MODES = ["blocks_first", "depth_first"]
 # (data_format, rank)
@@ -209,11 +210,11 @@ def threaded(y):
     return y.compute(scheduler="threads")
 
 
-@pytest.mark.parametrize("dtype", [np.int16, object], ids=["int16", "object"])
-@pytest.mark.parametrize("chunking", CHUNKINGS)
-@pytest.mark.parametrize("data_format,rank", LAYOUTS, ids=[f"{f}-{r}" for f, r in LAYOUTS])
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("op", list(OPS))
+# A seeded draw (tests/draws.py): every operator in every mode, layout and
+# chunking, and both dtypes, on every run; the rest of the product sampled.
+@drawn(40, {"op": list(OPS), "mode": MODES, "data_format,rank": LAYOUTS, "chunking": CHUNKINGS,
+            "dtype": [np.int16, object]},
+       cover=[("op", "mode"), ("op", "data_format,rank"), ("op", "chunking"), ("dtype", "chunking")])
 def test_matches_in_memory(op, mode, data_format, rank, chunking, dtype):
     x, y = run_case(op, mode, data_format, rank, 2, chunking, dtype, threaded)
     if chunking in ("aligned", "single"):

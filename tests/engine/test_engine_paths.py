@@ -8,7 +8,9 @@ depth_first channels_last plans) or that are three lanes of bytes, built
 by byte shuffles where the CPU has them (every test runs with and without). The public-API tests reach these paths
 by chance; here every path is reached by construction, for item widths
 that are powers of two, odd widths (overlapping copies) and wide items,
-with negative source steps, on one thread and on several.
+with negative source steps, on one thread and on several. The larger
+enumerations are seeded draws of their edges (``draws.drawn``): every value
+and every byte-shuffle setting on every run, the rest sampled.
 """
 from __future__ import annotations
 
@@ -18,10 +20,14 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 
-@pytest.fixture(params=["64-byte shuffles", "64-byte shuffles by table", "16-byte shuffles",
-                        "16-byte shuffles by table", "item loop"], autouse=True)
+BYTE_SHUFFLES = ["64-byte shuffles", "64-byte shuffles by table", "16-byte shuffles",
+                 "16-byte shuffles by table", "item loop"]
+
+
+@pytest.fixture(params=BYTE_SHUFFLES, autouse=True)
 def byte_shuffles(request):
     """Run every test with the byte shuffles of 64-byte pieces (AVX-512 VBMI)
     and of 16-byte pieces (SSSE3), where the CPU has them, each with
@@ -36,6 +42,19 @@ def byte_shuffles(request):
     with _engine.tune(simd=simd, shuffle_min_bytes=0, wide_shuffles=wide,
                       periodic_shuffles=not request.param.endswith("by table")):
         yield simd and _engine.cpu_features()["ssse3"]
+
+
+def _drawn(cases, axes=None, *, cover=None, **more_axes):
+    """``drawn`` with the byte-shuffle settings this CPU runs (the fixture
+    skips the others) as one more axis, each with every item width where
+    the test has a ``width`` axis."""
+    shuffles = [name for name in BYTE_SHUFFLES
+                if not name.startswith("64-byte") or _engine.cpu_features()["avx512_vbmi"]]
+    axes = {**(axes or {}), **more_axes}
+    if cover is None:
+        cover = [(key,) for key in axes] + ([("width", "byte_shuffles")] if "width" in axes else [])
+    return drawn(cases, {**axes, "byte_shuffles": shuffles}, cover=[*cover, ("byte_shuffles",)],
+                 indirect=("byte_shuffles",))
 
 
 def _periodic(request) -> bool:
@@ -113,8 +132,7 @@ GATHER_CASES = [
 ]
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("shape, axes", GATHER_CASES)
+@_drawn(50, {"shape, axes": GATHER_CASES}, width=WIDTHS)
 def test_small_block_plans_match_numpy(shape, axes, width):
     x = _values(shape, width)
     assert _transposes_like_numpy(x, axes)
@@ -149,15 +167,14 @@ def test_small_block_plans_into_a_strided_out(width):
     assert not untouched.any()
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("shape, axes", [
+@_drawn(60, {"shape, axes": [
     ((64, 48), (1, 0)),                  # staged transpose tiles
     ((45, 37), (1, 0)),                  # ... with edges beside the register tiles
     ((5, 7), (1, 0)),                    # a transpose too small to stage
     ((3, 50, 2), (0, 2, 1)),             # two lanes interleaved
     ((3, 4, 50), (0, 2, 1)),             # four lanes split
     ((9, 30, 5), (2, 0, 1)),             # strided items
-])
+]}, width=WIDTHS)
 def test_other_block_kernels_match_numpy(shape, axes, width):
     x = _values(shape, width)
     assert _transposes_like_numpy(x, axes)
@@ -257,8 +274,7 @@ LANE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("width", [1, 2, 4, 8])
-@pytest.mark.parametrize("shape, axes", LANE_CASES)
+@_drawn(130, {"shape, axes": LANE_CASES}, width=[1, 2, 4, 8])
 def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
     values = _values(shape, width)
     # The source ends its buffer and the result starts one: a load or a
@@ -274,8 +290,7 @@ def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
         assert _plan(shape, axes, width)["kernel"] != "lanes"
 
 
-@pytest.mark.parametrize("num_threads", [1, 2, 3, 8])
-@pytest.mark.parametrize("shape, axes", [
+@_drawn(48, {"shape, axes": [
     ((64, 3, 3, 40, 16), (0, 1, 3, 2, 4)),   # interleave: runs end at every block edge
     ((64, 40, 16, 3, 3), (0, 3, 1, 4, 2)),   # split
     ((16, 3, 1000), (0, 2, 1)),              # long pixel rows cut into blocks
@@ -285,8 +300,8 @@ def test_lanes_are_transposed_in_registers(shape, axes, width, byte_shuffles):
     ((16, 1000, 11), (0, 2, 1)),
     ((16, 2, 1001), (0, 2, 1)),              # two lanes (4-byte items: fb_pair_rows)
     ((16, 1001, 2), (0, 2, 1)),
-])
-@pytest.mark.parametrize("width", [1, 2, 4, 8])
+]}, num_threads=[1, 2, 3, 8], width=[1, 2, 4, 8],
+    cover=[("shape, axes", "width"), ("num_threads",)])
 def test_lanes_on_several_threads_and_into_a_strided_out(shape, axes, num_threads, width):
     x = _values(shape, width)
     expected = np.ascontiguousarray(np.transpose(x, axes))
@@ -348,9 +363,7 @@ def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     assert _plan((5, 257, 280), (0, 2, 1), 1)["kernel"] != "lanes"   # more than 256 lanes either way
 
 
-@pytest.mark.parametrize("width", [1, 2, 4])
-@pytest.mark.parametrize("num_threads", [1, 3])
-@pytest.mark.parametrize("shape, axes", [
+@_drawn(30, width=[1, 2, 4], num_threads=[1, 3], axes={"shape, axes": [
     # depth_to_space depth_first, channels_last, W/bs = 394 = 2 * 197: no
     # divisor near the best run length, so the run's outer axis is cut into
     # equal pieces and a shorter last one.
@@ -363,7 +376,7 @@ def test_lane_transposes_are_only_for_small_items_and_long_pixel_rows():
     # shorter piece may hold only it.
     ((3, 2, 2364, 2, 3), (0, 2, 4, 1, 3)),
     ((3, 2, 2364, 3, 3), (0, 2, 4, 1, 3)),
-])
+]})
 def test_ragged_gathered_runs(shape, axes, width, num_threads, request):
     values = _values(shape, width)
     # The source ends its buffer: a shuffle window of the shorter last run
@@ -435,9 +448,8 @@ def test_pieces_with_like_window_counts_run_without_dispatch(byte_shuffles):
     assert _transposes_like_numpy(x, axes)
 
 
-@pytest.mark.parametrize("width", [1, 2, 4])
-@pytest.mark.parametrize("pixels", [6, 11, 16, 32, 43, 85])
-@pytest.mark.parametrize("channels", [3, 5])
+@_drawn(45, width=[1, 2, 4], pixels=[6, 11, 16, 32, 43, 85], channels=[3, 5],
+        cover=[("width", "byte_shuffles"), ("pixels", "channels")])
 def test_gathered_runs_of_any_length_by_whole_pieces(width, pixels, channels, byte_shuffles,
                                                      wide_pieces):
     # space_to_depth depth_first, channels_last, bs 2: pixel rows of
@@ -555,16 +567,14 @@ def test_repeating_runs_longer_than_the_table(width, pixels, request):
         assert not buffer[:, row_items:].view(np.uint8).any()
 
 
-@pytest.mark.parametrize("width", [1, 2, 4])
-@pytest.mark.parametrize("pixels", [3, 7, 20, 43, 150, 500])
-@pytest.mark.parametrize("shape, axes, pixel_items", [
+@_drawn(45, width=[1, 2, 4], pixels=[3, 7, 20, 43, 150, 500], axes={"shape, axes, pixel_items": [
     # space_to_depth depth_first channels_last C 3 bs 3: destination pixels
     # of 27 items, 9 from each of three source rows.
     ((2, 3, None, 3, 3), (0, 2, 4, 1, 3), 27),
     # depth_to_space depth_first channels_last C 3 bs 3: destination pixels
     # of 9 items, each from its own 27-item source pixel.
     ((2, None, 3, 3, 3), (0, 3, 1, 4, 2), 9),
-])
+]}, cover=[("width", "byte_shuffles"), ("pixels", "shape, axes, pixel_items")])
 def test_pieces_advancing_by_whole_pixels(shape, axes, pixel_items, pixels, width, request):
     # Pixels of 9 or 27 bytes repeat every 9 or 27 64-byte pieces, too many
     # for the periodic kernel; pieces that advance by whole pixels (63 or
@@ -591,8 +601,9 @@ def test_pieces_advancing_by_whole_pixels(shape, axes, pixel_items, pixels, widt
                                np.ascontiguousarray(np.transpose(values, axes)), (1, 2))
 
 
-@pytest.mark.parametrize("width", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24])
-@pytest.mark.parametrize("count", [2, 15, 16, 17, 21, 33, 48, 100])
+@_drawn(80, width=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24],
+        count=[2, 15, 16, 17, 21, 33, 48, 100],
+        cover=[("width", "byte_shuffles"), ("count", "byte_shuffles")])
 def test_short_items_repeated_along_a_row(width, count, byte_shuffles):
     # Tile with the repeat innermost: rows of one item repeated, written as
     # whole registers of the row's period (lcm(width, 16) bytes) where the
@@ -707,13 +718,12 @@ def test_short_folds_of_copies_in_cache_are_shuffled_unfolded(channels, bs, byte
                                                 num_threads=num_threads), space)
 
 
-@pytest.mark.parametrize("short_by", [0, 3, None])
-@pytest.mark.parametrize("interleave, width, lanes", [
+@_drawn(40, short_by=[0, 3, None], axes={"interleave, width, lanes": [
     (False, 1, 17), (False, 1, 64), (False, 2, 9), (False, 2, 12), (False, 2, 40),
     (False, 4, 9), (False, 4, 12), (False, 4, 64),
     (True, 1, 17), (True, 1, 64), (True, 2, 12), (True, 4, 9), (True, 4, 64),
     (True, 8, 9), (True, 8, 32),
-])
+]}, cover=[("interleave, width, lanes",), ("short_by", "byte_shuffles")])
 def test_lanes_a_power_of_two_apart_move_a_line_at_a_time(interleave, width, lanes, short_by,
                                                             byte_shuffles):
     # More than 8 lanes 8 KiB apart (their lines share cache sets) take the
@@ -751,9 +761,8 @@ def _table_copy_expected(buffer: np.ndarray, base: int, extents, steps, table, w
     return picked.reshape(-1).view(np.dtype(f"V{width}")).reshape(extents)
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
-@pytest.mark.parametrize("pixels", [1, 7, 40, 300])
-@pytest.mark.parametrize("width", WIDTHS)
+@_drawn(50, width=WIDTHS, pixels=[1, 7, 40, 300], num_threads=[1, 3],
+        cover=[("width", "byte_shuffles"), ("pixels", "num_threads")])
 def test_table_axes_match_numpy(width, pixels, num_threads):
     """A table axis (the NCHW_VECT_C depth_first rows): the innermost
     destination axis reads its items at offsets no step describes, here

@@ -12,7 +12,8 @@ L1 sets, a block takes the first row of every group, then the second...
 channels-last) from memory ask for each lane's run two blocks ahead.
 Sources and results end where readable memory ends, results start at
 every phase of a cache line, and every byte is compared with the
-reference formulas.
+reference formulas. The two large enumerations are seeded draws of their
+edges (``draws.drawn``): every value on every run, the rest sampled.
 """
 import sys
 
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
 from test_vect_c_pixels import _guarded
@@ -100,16 +102,13 @@ def test_rows_that_do_not_fit_a_block_are_not_grouped():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
-@pytest.mark.parametrize("num_threads", [1, 3])
-@pytest.mark.parametrize("streamed", [False, True])
-@pytest.mark.parametrize("lead", [0, 16, 37])
-@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
-# Pixels a lane row: short, lines, and (bs 2) rows tiled, ungrouped.
-@pytest.mark.parametrize("bs, width", [(2, 17), (2, 40), (2, 64), (2, 1100), (3, 17), (3, 64),
-                                       (4, 17), (4, 64)])
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space"])
-@pytest.mark.parametrize("permutes", [True, False])
+# Pixels a lane row (``width``): short, lines, and (bs 2) rows tiled, ungrouped.
+@drawn(96, {"op": ["space_to_depth", "depth_to_space"], "dtype": DTYPES,
+            "bs, width": [(2, 17), (2, 40), (2, 64), (2, 1100), (3, 17), (3, 64), (4, 17), (4, 64)],
+            "mode": ["blocks_first", "depth_first"], "lead": [0, 16, 37], "streamed": [False, True],
+            "num_threads": [1, 3], "permutes": [True, False]},
+       cover=[("op", "bs, width"), ("op", "dtype", "streamed"), ("dtype", "mode"),
+              ("dtype", "permutes"), ("lead",), ("num_threads",)])
 def test_grouped_rows_write_exactly_the_result(op, dtype, bs, width, mode, lead, streamed,
                                                num_threads, permutes):
     # ``permutes``: the rows of 2 to 4 lanes of 1- and 2-byte items (3 or 4
@@ -141,14 +140,11 @@ PLANE_4K = {1: (64, 64), 2: (32, 64), 4: (32, 32), 8: (32, 16)}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes")
-@pytest.mark.parametrize("num_threads", [1, 3])
-@pytest.mark.parametrize("lead", [0, 16, 37])
-@pytest.mark.parametrize("whole_ways", [True, False])
-@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
-@pytest.mark.parametrize("bs", [2, 3, 4])
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space"])
-@pytest.mark.parametrize("permutes", [True, False])
+@drawn(60, op=["space_to_depth", "depth_to_space"], dtype=DTYPES, bs=[2, 3, 4],
+       mode=["blocks_first", "depth_first"], whole_ways=[True, False], lead=[0, 16, 37],
+       num_threads=[1, 3], permutes=[True, False],
+       cover=[("op", "bs", "whole_ways"), ("dtype", "mode"), ("dtype", "permutes"), ("lead",),
+              ("num_threads",)])
 def test_rows_across_groups_write_exactly_the_result(op, dtype, bs, mode, whole_ways, lead,
                                                      num_threads, permutes):
     # A split (interleave) whose planes are whole 4 KiB apart

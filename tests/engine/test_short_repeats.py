@@ -11,15 +11,18 @@ which are a weave; other widths through the registers of their row's
 period, other counts and stepped sources through one load and k stores
 an item. Items of 17 to 64 bytes go from two registers of the item, or
 (20, 24, 40 or 48 bytes, 16 times or more, with AVX2) from the 32-byte
-registers of their row's period. Every case runs under each kernel setting (``KERNELS``); sources
-and results end where readable memory ends, and every byte is compared
-with ``np.repeat`` or ``np.tile``."""
+registers of their row's period. Each test is a seeded draw of its edges
+(``draws.drawn``): every value, every kernel setting (``KERNELS``) with every
+item width, and every kernel the rules choose, on every run; sources and
+results end where readable memory ends, and every byte is compared with
+``np.repeat`` or ``np.tile``."""
 import sys
 
 import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from test_vect_c_pixels import _guarded
 
@@ -43,11 +46,42 @@ def _placed(shape, dtype, fill):
     return array, mapping
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-@pytest.mark.parametrize("stepped", [False, True])
-@pytest.mark.parametrize("items", [1, 7, 64, 129])
-@pytest.mark.parametrize("count", [2, 3, 4, 5, 8, 15, 16, 17])
-@pytest.mark.parametrize("dtype", DTYPES)
+def _packed_repeats_kernel(width, count, kernels):
+    """The kernel describe() should name for packed ``width``-byte items
+    repeated ``count`` times under ``kernels`` (the rules in the docstring)."""
+    cpu = _engine.cpu_features()
+    register = width in (1, 2, 4, 8, 16)
+    if kernels == "portable" or not cpu["ssse3"]:
+        return None
+    if kernels == "64-byte" and cpu["avx512_vbmi"] and (
+            count >= 4 or width > 8 or not register or count == 3 and width >= 4):
+        return "permutes"
+    avx2 = kernels != "16-byte" and cpu["avx2"]
+    if (count == 2 and register) or not (avx2 or width * count <= 64):
+        return None
+    return "shuffles"
+
+
+def _by_periods(width, count):
+    """Whether ``width``-byte items repeated ``count`` times go by the
+    registers of each row's period (repeats_by_periods), where not by
+    permutes, with the default settings."""
+    return width in (20, 24, 40, 48) and count >= 16 and _engine.cpu_features()["avx2"]
+
+
+def _register_repeats(width, count, kernels):
+    """The repeats describe() should name for items of 17 to 64 bytes under
+    ``kernels`` (a KERNELS name or "registers off"), where not permutes."""
+    cpu = _engine.cpu_features()
+    registers = (kernels not in ("portable", "registers off") and cpu["ssse3"]
+                 and (count < 16 or width * count < 512) and (width < 32 or cpu["avx"]))
+    periods = kernels != "portable" and _by_periods(width, count)
+    return "periods" if periods else "registers" if registers else None
+
+
+@drawn(48, dtype=DTYPES, count=[2, 3, 4, 5, 8, 15, 16, 17], items=[1, 7, 64, 129],
+       stepped=[False, True], kernels=list(KERNELS),
+       cover=[("dtype", "kernels"), ("count", "kernels"), "items", "stepped"])
 def test_short_repeats_against_np_repeat(dtype, count, items, stepped, kernels):
     rows = 3
     whole, source_map = _placed((rows, 2 * items if stepped else items), dtype,
@@ -68,9 +102,9 @@ def test_short_repeats_against_np_repeat(dtype, count, items, stepped, kernels):
     del source_map, out_map
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-@pytest.mark.parametrize("count", [2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 63, 64])
-@pytest.mark.parametrize("width", range(1, 17))
+@drawn(72, width=range(1, 17), count=[2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 63, 64],
+       kernels=list(KERNELS), cover=[("width", "kernels"), ("count", "kernels")],
+       path=lambda width, count, kernels: _packed_repeats_kernel(width, count, kernels))
 def test_packed_items_repeated_by_shuffles(width, count, kernels):
     # Packed items of every width up to 16 bytes, each tiled ``count``
     # times. With AVX-512 VBMI (``64-byte``): fb_repeat_packed_items_wide,
@@ -108,22 +142,6 @@ def test_packed_items_repeated_by_shuffles(width, count, kernels):
         del source_map, out_map
 
 
-def _packed_repeats_kernel(width, count, kernels):
-    """The kernel describe() should name for packed ``width``-byte items
-    repeated ``count`` times under ``kernels`` (the rules in the docstring)."""
-    cpu = _engine.cpu_features()
-    register = width in (1, 2, 4, 8, 16)
-    if kernels == "portable" or not cpu["ssse3"]:
-        return None
-    if kernels == "64-byte" and cpu["avx512_vbmi"] and (
-            count >= 4 or width > 8 or not register or count == 3 and width >= 4):
-        return "permutes"
-    avx2 = kernels != "16-byte" and cpu["avx2"]
-    if (count == 2 and register) or not (avx2 or width * count <= 64):
-        return None
-    return "shuffles"
-
-
 def _check_repeated_rows(width, count, rows, gap, kernels):
     """``rows`` items of ``width`` bytes (a void dtype), each tiled ``count``
     times into rows ``gap`` items longer, under the ``kernels`` setting (a
@@ -151,12 +169,12 @@ def _check_repeated_rows(width, count, rows, gap, kernels):
     del source_map, out_map
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-@pytest.mark.parametrize("gap", [0, 3])
-@pytest.mark.parametrize("rows", [1, 2, 3, 50, 1000])
-@pytest.mark.parametrize("count", [2, 3, 4, 5, 7, 8, 15, 40, 64, 65])
-@pytest.mark.parametrize("width", [3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 33, 40, 63,
-                                   64, 65])
+@drawn(160, width=[3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 24, 33, 40, 63, 64, 65],
+       count=[2, 3, 4, 5, 7, 8, 15, 40, 64, 65], rows=[1, 2, 3, 50, 1000], gap=[0, 3],
+       kernels=list(KERNELS),
+       cover=[("width", "kernels"), ("count", "kernels"), ("rows", "gap"), ("gap", "kernels")],
+       path=lambda width, count, rows, gap, kernels: (
+           _packed_repeats_kernel(width, count, kernels) if not gap and rows > 1 else None, kernels))
 def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
     # Items of widths that are no register's. Packed (no `gap`) with
     # AVX-512 VBMI, up to 64 bytes repeated up to 64 times, by 64-byte
@@ -176,10 +194,10 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
     _check_repeated_rows(width, count, rows, gap, kernels)
 
 
-@pytest.mark.parametrize("kernels", [*KERNELS, "registers off"])
-@pytest.mark.parametrize("gap", [0, 5])
-@pytest.mark.parametrize("count", [2, 3, 7, 15, 16, 20])
-@pytest.mark.parametrize("width", [17, 18, 23, 24, 25, 31, 32, 33, 40, 47, 48, 63, 64])
+@drawn(90, width=[17, 18, 23, 24, 25, 31, 32, 33, 40, 47, 48, 63, 64], count=[2, 3, 7, 15, 16, 20],
+       gap=[0, 5], kernels=[*KERNELS, "registers off"],
+       cover=[("width", "kernels"), ("count", "kernels"), ("gap", "kernels")],
+       path=lambda width, count, gap, kernels: (_register_repeats(width, count, kernels), gap))
 def test_items_repeated_from_registers(width, count, gap, kernels):
     # Items of 17 to 64 bytes repeated 2 to 15 times (or in rows under
     # 512 bytes), packed rows or rows apart: each copy stored from two
@@ -189,33 +207,21 @@ def test_items_repeated_from_registers(width, count, gap, kernels):
     # rows (VBMI). Longer rows keep memcpy doubling, and "registers off"
     # (and no SIMD) item by item.
     settings = {"register_repeats": False} if kernels == "registers off" else KERNELS[kernels]
-    cpu = _engine.cpu_features()
     rows = 40
     x = np.zeros((rows, 1), f"V{width}")
     out = np.zeros((rows, count + gap), f"V{width}")[:, :count]
     with _engine.tune(**settings):
         plan = _engine.describe(*_engine.tile_copy_axes(x, out, (1, count)), width, dst_array=out)
-    registers = (kernels not in ("portable", "registers off") and cpu["ssse3"]
-                 and (count < 16 or width * count < 512) and (width < 32 or cpu["avx"]))
-    periods = kernels != "portable" and _by_periods(width, count)
     if plan["repeats"] != "permutes":
-        assert plan["repeats"] == ("periods" if periods else
-                                   "registers" if registers else None), plan
+        assert plan["repeats"] == _register_repeats(width, count, kernels), plan
     _check_repeated_rows(width, count, rows, gap, settings)
 
 
-def _by_periods(width, count):
-    """Whether ``width``-byte items repeated ``count`` times go by the
-    registers of each row's period (repeats_by_periods), where not by
-    permutes, with the default settings."""
-    return width in (20, 24, 40, 48) and count >= 16 and _engine.cpu_features()["avx2"]
-
-
-@pytest.mark.parametrize("kernels", [*KERNELS, "periods off"])
-@pytest.mark.parametrize("gap", [0, 5])
-@pytest.mark.parametrize("rows", [1, 2, 37])
-@pytest.mark.parametrize("count", [15, 16, 17, 20, 23, 25, 32, 33, 65])
-@pytest.mark.parametrize("width", [16, 20, 24, 28, 40, 48, 52])
+@drawn(100, width=[16, 20, 24, 28, 40, 48, 52], count=[15, 16, 17, 20, 23, 25, 32, 33, 65],
+       rows=[1, 2, 37], gap=[0, 5], kernels=[*KERNELS, "periods off"],
+       cover=[("width", "count"), ("kernels", "gap"), ("rows", "gap")],
+       path=lambda width, count, rows, gap, kernels: (
+           kernels not in ("portable", "periods off") and _by_periods(width, count), gap, rows > 1))
 def test_items_repeated_by_periods(width, count, rows, gap, kernels):
     # Items of 20, 24, 40 or 48 bytes repeated 16 times or more, with
     # AVX2: each row the 3 (24, 48) or 5 (20, 40) 32-byte registers of its
@@ -238,11 +244,11 @@ def test_items_repeated_by_periods(width, count, rows, gap, kernels):
     _check_repeated_rows(width, count, rows, gap, settings)
 
 
-@pytest.mark.parametrize("kernels", KERNELS)
-@pytest.mark.parametrize("gap", [0, 3])
-@pytest.mark.parametrize("rows", [1, 3, 50])
-@pytest.mark.parametrize("count", [16, 17, 21, 32, 33, 40, 64, 65])
-@pytest.mark.parametrize("width", range(1, 16))
+@drawn(150, width=range(1, 16), count=[16, 17, 21, 32, 33, 40, 64, 65], rows=[1, 3, 50],
+       gap=[0, 3], kernels=list(KERNELS),
+       cover=[("width", "kernels"), ("count", "kernels"), ("rows", "gap"), ("gap", "kernels")],
+       path=lambda width, count, rows, gap, kernels: (
+           _packed_repeats_kernel(width, count, kernels) if not gap and rows > 1 else None, kernels))
 def test_long_repeats_by_registers(width, count, rows, gap, kernels):
     # Items of 1 to 15 bytes repeated 16 or more times: packed rows of up
     # to 64 copies by 64-byte permutes (with VBMI) or by shuffles

@@ -7,7 +7,9 @@ small inputs below take it, and every result is compared with NumPy. The
 destinations are views placed 0 to 63 bytes past a cache line inside a
 buffer whose other bytes are sentinels: the masked stores at the rows' ends
 must write exactly the row. Every test runs with shuffles (where the CPU
-has them) as the planner would choose them.
+has them) as the planner would choose them. The large enumerations are
+seeded draws of their edges (``draws.drawn``): every value and both store
+widths on every run, the rest sampled.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
 
@@ -26,7 +29,12 @@ OPS = {"space_to_depth": (fb.space_to_depth, space_to_depth_ref),
 SENTINEL = 0xA5
 
 
-@pytest.fixture(autouse=True, params=["32-byte stores", "16-byte stores"])
+STORES = ["32-byte stores", "16-byte stores"]
+# The NCHW_VECT_C paths this CPU runs (conftest.py's vect_c_path skips "pixels" without VBMI).
+VECT_C_PATHS = ["pixels", "tables", "planes"][0 if _engine.cpu_features()["vect_c_pixels"] else 1:]
+
+
+@pytest.fixture(autouse=True, params=STORES)
 def stream_everything(request):
     """Stream every copy, whole lines by 32-byte stores (where the CPU has
     AVX) and by 16-byte ones."""
@@ -91,14 +99,12 @@ def test_default_threshold_keeps_small_copies_in_cache():
     assert _engine.describe(big.shape, big.T.strides, big.strides, 4, big)["streams"]
 
 
-@pytest.mark.parametrize("offset", [0, 1, 8, 16, 63])
-@pytest.mark.parametrize("num_threads", [1, 3])
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64, "V3", "V16"])
-@pytest.mark.parametrize("layout, channels", [("channels_first", 4), ("channels_last", 3),
-                                              ("channels_last", 16)])
-@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
-@pytest.mark.parametrize("bs", [2, 3])
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(80, {"op_name": list(OPS), "bs": [2, 3], "mode": ["blocks_first", "depth_first"],
+            "layout, channels": [("channels_first", 4), ("channels_last", 3), ("channels_last", 16)],
+            "dtype": [np.uint8, np.float16, np.float32, np.float64, "V3", "V16"],
+            "num_threads": [1, 3], "offset": [0, 1, 8, 16, 63], "stream_everything": STORES},
+       cover=[("op_name", "mode", "layout, channels"), ("dtype", "stream_everything"),
+              ("bs", "op_name"), ("offset",), ("num_threads",)], indirect=("stream_everything",))
 def test_block_operators_streamed(op_name, bs, mode, layout, channels, dtype, num_threads, offset):
     op, ref = OPS[op_name]
     h, w = 11 * bs, 70 * bs           # rows of several lines and partial ones
@@ -110,11 +116,11 @@ def test_block_operators_streamed(op_name, bs, mode, layout, channels, dtype, nu
                 expected, offset)
 
 
-@pytest.mark.parametrize("offset", [0, 16, 37])
-@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
-@pytest.mark.parametrize("bs", [2, 3])
-@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(30, op_name=list(OPS), mode=["blocks_first", "depth_first"], bs=[2, 3],
+       dtype=[np.uint8, np.float32], offset=[0, 16, 37], vect_c_path=VECT_C_PATHS,
+       stream_everything=STORES,
+       cover=[("op_name", "mode", "bs"), ("vect_c_path", "stream_everything"), ("dtype",),
+              ("offset",)], indirect=("vect_c_path", "stream_everything"))
 def test_nchw_vect_c_streamed(op_name, mode, bs, dtype, offset, vect_c_path):
     """Includes the depth_first paths in blocks of rows: the tables' plans and the
     planes' second plan stream."""
@@ -126,9 +132,7 @@ def test_nchw_vect_c_streamed(op_name, mode, bs, dtype, offset, vect_c_path):
                 expected, offset)
 
 
-@pytest.mark.parametrize("offset", [0, 5, 48])
-@pytest.mark.parametrize("width", [1, 2, 3, 4, 6, 8, 12, 16, 24, 40, 96, 300])
-@pytest.mark.parametrize("shape, axes", [
+@drawn(60, {"shape, axes": [
     ((300, 200), (1, 0)),                 # staged transpose tiles
     ((20, 3, 30, 3, 16), (0, 2, 4, 1, 3)),  # transpose rows side by side (16 bytes and up)
     ((6, 500, 2), (0, 2, 1)),             # two lanes interleaved
@@ -137,7 +141,9 @@ def test_nchw_vect_c_streamed(op_name, mode, bs, dtype, offset, vect_c_path):
     ((2, 97, 2, 3), (0, 1, 3, 2)),        # ragged gathered runs
     ((9, 30, 50), (2, 0, 1)),             # strided items
     ((50, 3, 700), (1, 0, 2)),            # rows contiguous on both sides
-])
+]}, width=[1, 2, 3, 4, 6, 8, 12, 16, 24, 40, 96, 300], offset=[0, 5, 48], stream_everything=STORES,
+    cover=[("shape, axes", "stream_everything"), ("width", "stream_everything"), ("offset",)],
+    indirect=("stream_everything",))
 def test_engine_kernels_streamed(shape, axes, width, offset):
     x = _values(shape, f"V{width}")
     expected = np.ascontiguousarray(np.transpose(x, axes))

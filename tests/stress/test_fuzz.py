@@ -16,8 +16,8 @@ and half the calls stream their destination (``_kernel_stream.pxi``), which
 the engine would otherwise do only for copies of 8 MiB or more.
 ``tests/stress/fuzz_oracle.py`` says what each call must do.
 
-Budget: ``FASTBLOCK_FUZZ_EXAMPLES`` examples per test (default 600: the file
-runs in well under a minute on 2 cores). The long run, on demand::
+Budget: ``FASTBLOCK_FUZZ_EXAMPLES`` examples per test (default 200: a few
+seconds on 2 cores; Hypothesis draws other examples on every run). The long run, on demand::
 
     FASTBLOCK_FUZZ_EXAMPLES=20000 python -m pytest tests/stress/test_fuzz.py -p no:cacheprovider
 
@@ -39,7 +39,7 @@ import fastblock as fb
 from fastblock import _engine
 from fuzz_oracle import COUNTS, ERROR_PATHS, FORMATS, Case, check, fill, is_integer
 
-EXAMPLES = int(os.environ.get("FASTBLOCK_FUZZ_EXAMPLES", "600"))
+EXAMPLES = int(os.environ.get("FASTBLOCK_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -4,7 +4,7 @@
 # C that Cython generates from _engine.pyx and its .pxi files; and the
 # engine's C in fastblock/_src).
 #
-#   bash ci/coverage.sh                                # the whole suite but OpenVINO
+#   bash ci/coverage.sh                                # the engine tests and the stress harness
 #   bash ci/coverage.sh tests/engine/test_engine_paths.py -x  # arguments replace the pytest arguments
 #
 # How:
@@ -42,8 +42,11 @@
 #   given), FASTBLOCK_FUZZ_EXAMPLES (the fuzz budget, default 200 here),
 #   PYTHON, CC, GCOV (must match the compiler: gcov for gcc).
 #
-# Time on the 2-core machine: about 35 s to build, 2 minutes for the suite
-# (about 14000 tests; the engine runs at -O0), a few seconds to report.
+# * The tests: those that reach the engine's C, as in ci/sanitize.sh
+#   (tests/engine, tests/stress, tests/api/test_every_family.py), the drawn
+#   ones with the commit's seed + 2, and the stress harness for 30 s.
+#
+# Its time is printed at its end and by .ci/run.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,6 +94,10 @@ fi
 
 export PYTHONPATH=$tree${PYTHONPATH:+:$PYTHONPATH}
 export FASTBLOCK_FUZZ_EXAMPLES=${FASTBLOCK_FUZZ_EXAMPLES:-200}
+export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-30}
+if [ -z "${FASTBLOCK_TEST_SEED:-}" ] && head=$(git -C "$root" rev-parse HEAD 2>/dev/null); then
+  export FASTBLOCK_TEST_SEED=$(( 16#${head:0:8} + 2 ))
+fi
 # The instrumented build in the scratch copy, not the editable install, must
 # be the one imported.
 (cd "$tree" && "$python" - <<'EOF'
@@ -105,7 +112,9 @@ EOF
 find "$tree" -name '*.gcda' -delete
 
 echo "== running the tests"
-if [ "$#" -eq 0 ]; then set -- tests -q -p no:cacheprovider -k "not openvino"; fi
+if [ "$#" -eq 0 ]; then
+  set -- tests/engine tests/stress tests/api/test_every_family.py -q -p no:cacheprovider
+fi
 test_start=$(date +%s)
 status=0
 (cd "$tree" && "$python" -m pytest "$@") || status=$?

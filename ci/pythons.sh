@@ -12,12 +12,13 @@
 # (NumPy, Cython >= 3, setuptools >= 77) and the core tests' packages from
 # PyPI, then the package itself, built from a clean copy of the tree (no
 # generated C or .so of the main build) and installed non-editable. The
-# core tests (ci/core_tests.sh: every operator's correctness tests and a
-# 20 s stress run, no peers) run from the scratch directory, so `import
-# fastblock` finds only the installed package; that is checked first.
+# core tests (ci/core_tests.sh: one case of every operator, kernel family
+# and item width, and a 15 s stress run) run from the scratch directory,
+# so `import fastblock` finds only the installed package; that is checked
+# first.
 #
-# Time on the 2-core machine: about 2 minutes per Python (65 s to install
-# and build, 45-60 s for the tests), 6 minutes in all.
+# Time on the 2-core machine: see the per-Python lines it prints (the
+# build is most of it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=ci/scratch_tree.sh

@@ -1,9 +1,14 @@
 """SpaceToDepth / DepthToSpace against the documented formulas (tests/reference.py):
-every mode (and its ONNX alias), every layout, ranks 3..6, block sizes 1..4."""
+every mode (and its ONNX alias), every layout, ranks 3..6, block sizes 1..4.
+The larger enumerations are seeded draws of their cross products
+(``draws.drawn``): every value on every run, with the named combinations
+(each operator in each mode and layout, each item width at each block
+size), the rest sampled."""
 import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from reference import assert_same_array, depth_to_space_ref, space_to_depth_ref
 
@@ -15,6 +20,10 @@ OPS = {
     "space_to_depth": (fb.space_to_depth, space_to_depth_ref),
     "depth_to_space": (fb.depth_to_space, depth_to_space_ref),
 }
+
+# The NCHW_VECT_C depth_first paths of conftest's vect_c_path that this CPU
+# runs ("pixels" needs AVX-512 VBMI): the draws take no case it would skip.
+VECT_C_PATHS = ["pixels", "tables", "planes"][0 if _engine.cpu_features()["vect_c_pixels"] else 1:]
 
 # Spatial multipliers: kept small so that rank 6 with block size 4 stays tiny.
 _SPATIAL = [2, 1, 3, 1]
@@ -38,11 +47,9 @@ def _input(op_name, rank, bs, channels_last=False, dtype=np.int64):
     return x
 
 
-@pytest.mark.parametrize("data_format", ["channels_first", "channels_last"])
-@pytest.mark.parametrize("bs", BLOCK_SIZES)
-@pytest.mark.parametrize("rank", RANKS)
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(64, op_name=list(OPS), mode=MODES, rank=RANKS, bs=BLOCK_SIZES,
+       data_format=["channels_first", "channels_last"],
+       cover=[("op_name", "mode", "data_format"), ("rank", "bs")])
 def test_matches_formula(op_name, mode, rank, bs, data_format):
     op, ref = OPS[op_name]
     x = _input(op_name, rank, bs, channels_last=data_format == "channels_last")
@@ -57,10 +64,8 @@ def test_default_mode_and_format_are_blocks_first_channels_first(op_name, rank):
     assert_same_array(op(x, 2), ref(x, 2, "blocks_first", "channels_first"))
 
 
-@pytest.mark.parametrize("bs", [1, 2, 3])
-@pytest.mark.parametrize("rank", RANKS)
-@pytest.mark.parametrize("mode", CANONICAL_MODES)
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(16, op_name=list(OPS), mode=CANONICAL_MODES, rank=RANKS, bs=[1, 2, 3],
+       cover=[("op_name", "mode"), ("rank", "bs")])
 def test_channels_last_is_moveaxis_of_channels_first(op_name, mode, rank, bs):
     """op(x, "channels_last") == moveaxis(op(moveaxis(x, -1, 1)), 1, -1)."""
     op, ref = OPS[op_name]
@@ -83,10 +88,8 @@ NAMED = [
 ]
 
 
-@pytest.mark.parametrize("bs", [1, 2, 3])
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name,rank,generic", NAMED)
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(40, {"op_name": list(OPS), "name,rank,generic": NAMED, "mode": MODES, "bs": [1, 2, 3]},
+       cover=[("op_name", "name,rank,generic"), ("op_name", "mode"), ("name,rank,generic", "bs")])
 def test_named_layouts(op_name, name, rank, generic, mode, bs):
     op, ref = OPS[op_name]
     x = _input(op_name, rank, bs, channels_last=(generic == "channels_last"))
@@ -101,10 +104,8 @@ def _vect_c_input(op_name, bs, n=2, groups=1, h=1, w=2, dtype=np.int64):
     return np.arange(np.prod(shape), dtype=dtype).reshape(shape)
 
 
-@pytest.mark.parametrize("groups", [1, 3])
-@pytest.mark.parametrize("bs", BLOCK_SIZES)
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(24, op_name=list(OPS), mode=MODES, bs=BLOCK_SIZES, groups=[1, 3],
+       cover=[("op_name", "mode"), ("op_name", "bs"), ("bs", "groups")])
 def test_nchw_vect_c(op_name, mode, bs, groups):
     op, ref = OPS[op_name]
     x = _vect_c_input(op_name, bs, groups=groups)
@@ -130,10 +131,10 @@ def test_nchw_vect_c_equals_nchw_split(op_name, mode, bs):
     np.testing.assert_array_equal(op(x, bs, mode, "NCHW_VECT_C"), expected)
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
-@pytest.mark.parametrize("dtype", [np.uint8, np.float32, "V3"])
-@pytest.mark.parametrize("bs", [3, 5, 6])
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(16, op_name=list(OPS), bs=[3, 5, 6], dtype=[np.uint8, np.float32, "V3"],
+       num_threads=[1, 3], vect_c_path=VECT_C_PATHS,
+       cover=[("op_name", "vect_c_path"), ("bs", "vect_c_path"), ("dtype", "vect_c_path"),
+              ("num_threads",)], indirect=("vect_c_path",))
 def test_nchw_vect_c_depth_first_in_blocks_of_rows(op_name, bs, dtype, num_threads,
                                                    vect_c_path):
     """depth_first with bs*bs not a multiple of 4 runs in blocks of rows
@@ -181,10 +182,8 @@ def test_nchw_vect_c_depth_first_into_a_reversed_out(op_name, bs, reversed_axes,
 ROUND_TRIP_LAYOUTS = ["channels_first", "channels_last"]
 
 
-@pytest.mark.parametrize("bs", [1, 2, 3, 4])
-@pytest.mark.parametrize("rank", RANKS)
-@pytest.mark.parametrize("layout", ROUND_TRIP_LAYOUTS)
-@pytest.mark.parametrize("mode", MODES)
+@drawn(40, mode=MODES, layout=ROUND_TRIP_LAYOUTS, rank=RANKS, bs=[1, 2, 3, 4],
+       cover=[("mode", "layout"), ("rank", "bs")])
 def test_round_trip(mode, layout, rank, bs):
     last = layout == "channels_last"
     x = _input("space_to_depth", rank, bs, channels_last=last)
@@ -218,11 +217,9 @@ def _item_values(shape, dtype):
     return raw.astype(np.uint8).view(dtype).reshape(shape)
 
 
-@pytest.mark.parametrize("dtype", ITEM_DTYPES, ids=lambda d: np.dtype(d).str)
-@pytest.mark.parametrize("bs", [2, 3, 4])
-@pytest.mark.parametrize("layout", ["channels_first", "channels_last"])
-@pytest.mark.parametrize("mode", CANONICAL_MODES)
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(48, op_name=list(OPS), mode=CANONICAL_MODES, layout=["channels_first", "channels_last"],
+       bs=[2, 3, 4], dtype=ITEM_DTYPES,
+       cover=[("dtype", "bs"), ("op_name", "mode", "layout"), ("op_name", "bs")])
 def test_item_sizes_and_block_sizes(op_name, mode, layout, bs, dtype):
     """Long rows of every item width: the (de-)interleave kernels for steps 2, 3, 4."""
     op, ref = OPS[op_name]

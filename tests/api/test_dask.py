@@ -224,12 +224,11 @@ def test_matches_in_memory(op, mode, data_format, rank, chunking, dtype):
         assert has_rechunk(y)
 
 
-@pytest.mark.parametrize("bs", [1, 3])
-@pytest.mark.parametrize("chunking", ["aligned", "misaligned"])
-@pytest.mark.parametrize("data_format,rank", [("channels_first", 3), ("channels_last", 4),
-                                              ("NCHW_VECT_C", 5)])
-@pytest.mark.parametrize("mode", ["DCR", "crd"])
-@pytest.mark.parametrize("op", list(OPS))
+@drawn(12, {"op": list(OPS), "mode": ["DCR", "crd"],
+            "data_format,rank": [("channels_first", 3), ("channels_last", 4), ("NCHW_VECT_C", 5)],
+            "chunking": ["aligned", "misaligned"], "bs": [1, 3]},
+       cover=[("op", "mode"), ("op", "data_format,rank"), ("data_format,rank", "bs"),
+              ("chunking", "bs")])
 def test_other_block_sizes(op, mode, data_format, rank, chunking, bs):
     x, y = run_case(op, mode, data_format, rank, bs, chunking, np.float32, threaded)
     if bs == 1 and data_format != "NCHW_VECT_C":  # identity: every chunking is kept
@@ -238,8 +237,8 @@ def test_other_block_sizes(op, mode, data_format, rank, chunking, bs):
         assert y.chunks == x.chunks[:4] + ((4,),)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("op", list(OPS))
+# Every dtype on every run, through an operator drawn.
+@drawn(20, op=list(OPS), dtype=DTYPES)
 def test_dtypes(op, dtype):
     run_case(op, "blocks_first", "channels_first", 4, 2, "misaligned", dtype, threaded)
     run_case(op, "depth_first", "NCHW_VECT_C", 5, 2, "aligned", dtype, threaded)
@@ -500,11 +499,13 @@ def client():
             yield c
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("op", list(OPS))
+@drawn(2, op=list(OPS), mode=MODES)
 def test_local_cluster(client, op, mode):
     """Every layout and rank, aligned and misaligned chunks, object and
-    plain items, computed by the worker processes (one batch per test)."""
+    plain items, computed by the worker processes (one batch per test).
+    A seeded draw of the four cases (two, or three where the draw's first
+    two share an operator or a mode): every operator and every mode on
+    every run, each pairing of the two over runs."""
     lazy, eager, ref = OPS[op]
     cases, graphs = [], []
     for data_format, rank in LAYOUTS:

@@ -1,12 +1,15 @@
-"""Every documented dtype through every operator: results identical, byte for
+"""Every documented dtype through the operators: results identical, byte for
 byte, to the reference formulas / numpy.tile, with exactly the input's dtype;
-object arrays with exact reference counts."""
+object arrays with exact reference counts. The dtype-by-operator products
+are seeded draws (``draws.drawn``): every dtype and every operator on every
+run, the rest sampled."""
 import sys
 
 import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from reference import depth_to_space_ref, space_to_depth_ref
 
 # ---------------------------------------------------------------------------
@@ -84,14 +87,13 @@ def make_array(dtype, shape, rng):
     raise AssertionError(f"no generator for {dtype}")
 
 
-def _all_dtypes():
-    params = [pytest.param(dt, id=_dtype_id(dt)) for dt in PLAIN_DTYPES]
-    for name in ML_DTYPE_NAMES:
-        params.append(pytest.param(name, id=f"ml_dtypes.{name}"))
-    return params
+# Every dtype by its test id: the plain ones, and ml_dtypes' by name.
+ALL_DTYPES = {**{_dtype_id(dt): dt for dt in PLAIN_DTYPES},
+              **{f"ml_dtypes.{name}": name for name in ML_DTYPE_NAMES}}
 
 
-def _resolve(dt):
+def _resolve(dt_id):
+    dt = ALL_DTYPES[dt_id]
     if isinstance(dt, str) and dt in ML_DTYPE_NAMES:
         ml_dtypes = pytest.importorskip("ml_dtypes")
         if not hasattr(ml_dtypes, dt):
@@ -153,8 +155,7 @@ def _assert_identical(result, expected, x):
         assert result.tolist() == expected.tolist()
 
 
-@pytest.mark.parametrize("op_name", list(OPS))
-@pytest.mark.parametrize("dt", _all_dtypes())
+@drawn(96, dt=list(ALL_DTYPES), op_name=list(OPS))
 def test_plain_dtypes(dt, op_name, rng):
     dtype = _resolve(dt)
     op, ref, shape = OPS[op_name]
@@ -166,8 +167,7 @@ def test_plain_dtypes(dt, op_name, rng):
     assert _item_bytes(x) == _item_bytes(keep)
 
 
-@pytest.mark.parametrize("op_name", ["s2d_df_cl", "d2s_bf_cf", "tile"])
-@pytest.mark.parametrize("dt", _all_dtypes())
+@drawn(len(ALL_DTYPES), dt=list(ALL_DTYPES), op_name=["s2d_df_cl", "d2s_bf_cf", "tile"])
 def test_plain_dtypes_strided_input_and_strided_out(dt, op_name, rng):
     dtype = _resolve(dt)
     op, ref, shape = OPS[op_name]

@@ -1,4 +1,7 @@
-"""Memory layouts of x, the out= argument, and threads."""
+"""Memory layouts of x, the out= argument, and threads.
+
+The larger enumerations are seeded draws of their cross products
+(``draws.drawn``): every value on every run, the rest sampled."""
 import os
 import subprocess
 import sys
@@ -9,6 +12,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from reference import depth_to_space_ref, space_to_depth_ref
 
 # (fastblock call, reference call, shape of a valid x)
@@ -68,9 +72,8 @@ def _views(shape):
     yield "broadcast", np.broadcast_to(_values((1,) + tuple(shape[1:])), shape)
 
 
-@pytest.mark.parametrize("op_name", OP_NAMES)
-@pytest.mark.parametrize("view", ["step2", "offset_step3", "offset", "negative", "fortran",
-                                  "transposed", "mixed_signs", "broadcast"])
+@drawn(18, op_name=OP_NAMES, view=["step2", "offset_step3", "offset", "negative", "fortran",
+                                   "transposed", "mixed_signs", "broadcast"])
 def test_strided_inputs(op_name, view):
     op, ref, shape = OPS[op_name]
     x = dict(_views(shape))[view]
@@ -161,10 +164,9 @@ def _outs(shape, dtype):
     yield "transposed", buf3.T, buf3
 
 
-@pytest.mark.parametrize("dtype", [np.int64, np.uint8, "U3"])
-@pytest.mark.parametrize("kind", ["c_contiguous", "strided_view", "negative_strides",
-                                  "fortran", "transposed"])
-@pytest.mark.parametrize("op_name", OP_NAMES)
+@drawn(36, op_name=OP_NAMES,
+       kind=["c_contiguous", "strided_view", "negative_strides", "fortran", "transposed"],
+       dtype=[np.int64, np.uint8, "U3"], cover=[("op_name", "dtype"), ("kind", "dtype")])
 def test_out_layouts(op_name, kind, dtype):
     op, ref, shape = OPS[op_name]
     x = _values(shape).astype(dtype)
@@ -402,8 +404,7 @@ def big_expected(big_inputs):
     return {name: BIG_CASES[name][1](big_inputs[name]) for name in BIG_CASES}
 
 
-@pytest.mark.parametrize("num_threads", [1, 2, 3, 8])
-@pytest.mark.parametrize("name", list(BIG_CASES))
+@drawn(12, name=list(BIG_CASES), num_threads=[1, 2, 3, 8])
 def test_large_arrays_any_thread_count(name, num_threads, big_inputs, big_expected):
     op = BIG_CASES[name][0]
     x = big_inputs[name]

@@ -1,11 +1,15 @@
 """fastblock against the operators' own implementations: ONNX's node test data,
-onnx.reference, onnxruntime and OpenVINO (each optional: skipped when absent)."""
+onnx.reference, onnxruntime and OpenVINO (each optional: skipped when absent).
+The larger enumerations are seeded draws of their cross products
+(``draws.drawn``): every value on every run (each ONNX operator and mode
+at every block size), the rest sampled."""
 import os
 
 import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 
 ONNX_TEST_OPS = ("spacetodepth", "depthtospace", "tile")
 
@@ -134,12 +138,12 @@ def _random(shape, dtype, rng):
     return (rng.standard_normal(shape) * 100).astype(dtype)
 
 
-BLOCK_CASES = [
-    # (op_type, onnx mode or None, fastblock op, fastblock mode)
-    ("SpaceToDepth", None, fb.space_to_depth, "blocks_first"),
-    ("DepthToSpace", "DCR", fb.depth_to_space, "DCR"),
-    ("DepthToSpace", "CRD", fb.depth_to_space, "CRD"),
-]
+BLOCK_CASES = {
+    # name: (op_type, onnx mode or None, fastblock op, fastblock mode)
+    "S2D": ("SpaceToDepth", None, fb.space_to_depth, "blocks_first"),
+    "D2S-DCR": ("DepthToSpace", "DCR", fb.depth_to_space, "DCR"),
+    "D2S-CRD": ("DepthToSpace", "CRD", fb.depth_to_space, "CRD"),
+}
 
 
 def _block_input_shape(op_type, bs, n, c, h, w):
@@ -169,13 +173,13 @@ def _check_block_op(session, case, bs, dtype, shapes, rng):
         np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint8,
-                                   np.int32, np.int64, np.bool_])
-@pytest.mark.parametrize("bs", [1, 2, 3, 4])
-@pytest.mark.parametrize("case", BLOCK_CASES, ids=["S2D", "D2S-DCR", "D2S-CRD"])
-def test_onnx_reference_evaluator_block_ops(case, bs, dtype, rng):
+@drawn(24, case_name=list(BLOCK_CASES), bs=[1, 2, 3, 4],
+       dtype=[np.float32, np.float64, np.float16, np.int8, np.uint8, np.int32, np.int64, np.bool_],
+       cover=[("case_name", "bs"), ("dtype",)])
+def test_onnx_reference_evaluator_block_ops(case_name, bs, dtype, rng):
     pytest.importorskip("onnx")
     from onnx.reference import ReferenceEvaluator
+    case = BLOCK_CASES[case_name]
     session = ReferenceEvaluator(_block_model(case, bs, dtype))
     _check_block_op(session, case, bs, dtype, [(1, 1, 1, 1), (2, 3, 2, 3), (1, 2, 5, 1)], rng)
 
@@ -200,11 +204,11 @@ def test_onnx_reference_evaluator_space_to_depth_crd(rng):
 ORT_BLOCK_DTYPES = [np.float32, np.float64, np.float16, np.int8, np.uint8]
 
 
-@pytest.mark.parametrize("dtype", ORT_BLOCK_DTYPES)
-@pytest.mark.parametrize("bs", [1, 2, 3, 4])
-@pytest.mark.parametrize("case", BLOCK_CASES, ids=["S2D", "D2S-DCR", "D2S-CRD"])
-def test_onnxruntime_block_ops(case, bs, dtype, rng):
+@drawn(16, case_name=list(BLOCK_CASES), bs=[1, 2, 3, 4], dtype=ORT_BLOCK_DTYPES,
+       cover=[("case_name", "bs"), ("dtype",)])
+def test_onnxruntime_block_ops(case_name, bs, dtype, rng):
     ort = pytest.importorskip("onnxruntime")
+    case = BLOCK_CASES[case_name]
     session = ort.InferenceSession(_block_model(case, bs, dtype).SerializeToString(),
                                    providers=["CPUExecutionProvider"])
     _check_block_op(session, case, bs, dtype, [(1, 1, 1, 1), (2, 3, 2, 3), (3, 2, 4, 5)], rng)
@@ -221,9 +225,9 @@ TILE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8, np.int16,
-                                   np.int32, np.int64, np.uint64, np.bool_, np.float16])
-@pytest.mark.parametrize("shape,repeats", TILE_CASES)
+@drawn(18, {"shape,repeats": TILE_CASES,
+            "dtype": [np.float32, np.float64, np.int8, np.uint8, np.int16, np.int32, np.int64,
+                      np.uint64, np.bool_, np.float16]})
 def test_onnx_tile_reference_and_onnxruntime(shape, repeats, dtype, rng):
     pytest.importorskip("onnx")
     from onnx.reference import ReferenceEvaluator
@@ -287,11 +291,10 @@ def _ov_shape(op_name, rank, bs, rng):
 OV_DTYPES = [np.float32, np.uint8, np.float16]
 
 
-@pytest.mark.parametrize("dtype", OV_DTYPES)
-@pytest.mark.parametrize("bs", [1, 2, 3])
-@pytest.mark.parametrize("rank", [3, 4, 5])
-@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
-@pytest.mark.parametrize("op_name", ["space_to_depth", "depth_to_space"])
+# OpenVINO compiles a model per case: a small draw.
+@drawn(18, op_name=["space_to_depth", "depth_to_space"], mode=["blocks_first", "depth_first"],
+       rank=[3, 4, 5], bs=[1, 2, 3], dtype=OV_DTYPES,
+       cover=[("op_name", "mode"), ("rank", "bs"), ("op_name", "dtype")])
 def test_openvino_block_ops(ov_core, op_name, mode, rank, bs, dtype, rng):
     shape = _ov_shape(op_name, rank, bs, rng)
     x = _random(shape, dtype, rng)

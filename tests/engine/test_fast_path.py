@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _api, _engine, _fastpath, _memory, _permute, _rearrange, _threads
 from reference import depth_to_space_ref, space_to_depth_ref
 
@@ -62,11 +63,12 @@ def _same(result, expected):
 OPS = {"s2d": (fb.space_to_depth, True), "d2s": (fb.depth_to_space, False)}
 
 
-@pytest.mark.parametrize("bs", [1, 2, 3])
-@pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("fmt", list(FORMATS))
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(54, op_name=list(OPS), fmt=list(FORMATS), mode=list(MODES), bs=[1, 2, 3],
+       cover=[("op_name", "fmt"), ("op_name", "mode"), ("fmt", "bs"), ("mode", "bs")])
 def test_fast_path_matches_reference_and_general_path(op_name, fmt, mode, bs):
+    """A seeded draw of the spellings (``draws.drawn``): every format and
+    mode with each operator and every block size on every run, the rest
+    sampled."""
     op, to_depth = OPS[op_name]
     x, expected = _case(to_depth, fmt, bs, mode)
     fast = block_call(x, bs, mode, fmt, None, None, to_depth)

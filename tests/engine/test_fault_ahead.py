@@ -8,6 +8,9 @@ small copies take it too. Each destination ends at the mapping's last byte
 (a touch past the destination's end would fault) and starts past sentinel
 bytes, which must stay as they were. Every result is compared with the
 documented formulas in NumPy or with ``np.tile``, on one thread and on three.
+The block operators' cases are a seeded draw of the edges
+(``draws.drawn``): every layout with every operator, mode, block size and
+item type on every run, the rest sampled.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from reference import batch_to_space_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref
 
@@ -88,13 +92,12 @@ def test_default_threshold_is_numpys_huge_page_threshold():
         assert plan["faults_ahead"] is expected
 
 
-@pytest.mark.parametrize("num_threads", [1, 2, 3])
-@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
-@pytest.mark.parametrize("layout, channels", [("channels_first", 4), ("channels_last", 3),
-                                              ("channels_last", 16)])
-@pytest.mark.parametrize("mode", ["blocks_first", "depth_first"])
-@pytest.mark.parametrize("bs", [2, 3])
-@pytest.mark.parametrize("op_name", list(OPS))
+@drawn(24, {"op_name": list(OPS), "bs": [2, 3], "mode": ["blocks_first", "depth_first"],
+            "layout, channels": [("channels_first", 4), ("channels_last", 3),
+                                 ("channels_last", 16)],
+            "dtype": [np.uint8, np.float32], "num_threads": [1, 2, 3]},
+       cover=[("op_name", "layout, channels"), ("mode", "layout, channels"),
+              ("bs", "layout, channels"), ("dtype", "layout, channels"), ("num_threads",)])
 def test_block_operators_into_fresh_pages(op_name, bs, mode, layout, channels, dtype,
                                           num_threads):
     op, ref = OPS[op_name]

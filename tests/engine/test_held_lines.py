@@ -12,6 +12,9 @@ byte is compared with NumPy's. The cases reach each streamed path that
 holds lines: lane splits of up to HELD_SPANS spans and of more (which do
 not hold), lane interleaves, gathered runs streamed in chunks, block
 kernels from a contiguous source, and spans split among 1 to 3 threads.
+The operators' cases are a seeded draw of the edges (``draws.drawn``):
+each of BLOCK_CASES, and every thread count at every place, on every run;
+the rest sampled.
 """
 import sys
 
@@ -19,6 +22,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from guarded import Guarded
 from reference import depth_to_space_ref, space_to_depth_ref
@@ -94,11 +98,11 @@ BLOCK_CASES = [
     ("space_to_depth", (2, 64, 200, 3), np.uint8, 2, "channels_last", "gather", 0),
     ("depth_to_space", (2, 64, 200, 3), np.uint8, 2, "channels_last", "gather", 0),
 ]
+BLOCK_AXES = "op_name, shape, dtype, bs, layout, kernel, lanes"   # BLOCK_CASES' columns
 
 
-@pytest.mark.parametrize("place", PLACES)
-@pytest.mark.parametrize("num_threads", [1, 2, 3])
-@pytest.mark.parametrize("op_name, shape, dtype, bs, layout, kernel, lanes", BLOCK_CASES)
+@drawn(24, {BLOCK_AXES: BLOCK_CASES}, num_threads=[1, 2, 3], place=PLACES,
+       cover=[(BLOCK_AXES,), ("num_threads", "place")])
 def test_block_operators_hold_lines(op_name, shape, dtype, bs, layout, kernel, lanes,
                                     num_threads, place):
     space = _values(shape, dtype)

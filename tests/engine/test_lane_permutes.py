@@ -4,15 +4,17 @@
 (a split) and back (an interleave), RGB uint8 images the common case. Rows
 of every length around a step (64 bytes of each lane) run whole steps, then
 the last pixels under byte masks; sources and results end where readable
-memory ends, and every byte is compared with NumPy's transpose. Each case
-also runs on the 16-byte kernel (``wide_shuffles`` off), which must give
-the same bytes."""
+memory ends, and every byte is compared with NumPy's transpose. The cases
+are a seeded draw of the edges (``draws.drawn``): every value on every
+run, every row length of each item size both with the permutes and on the
+16-byte kernel (``wide_shuffles`` off), the rest sampled."""
 import sys
 
 import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from test_vect_c_pixels import _guarded
 
@@ -28,12 +30,11 @@ def _placed(values):
     return array, mapping
 
 
-@pytest.mark.parametrize("permutes", [True, False])
-@pytest.mark.parametrize("num_threads", [1, 2])
-@pytest.mark.parametrize("width", [1, 5, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 300])
-@pytest.mark.parametrize("channels", [2, 3, 4])
-@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32])
-@pytest.mark.parametrize("to_planes", [True, False])
+@drawn(150, to_planes=[True, False], dtype=[np.uint8, np.int16, np.int32], channels=[2, 3, 4],
+       width=[1, 5, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 300], num_threads=[1, 2],
+       permutes=[True, False],
+       cover=[("width", "dtype", "permutes"), ("dtype", "channels", "permutes"),
+              ("to_planes", "permutes"), ("num_threads",)])
 def test_pixels_to_planes_and_back(to_planes, dtype, channels, width, num_threads, permutes):
     height = 7
     values = np.random.default_rng(width * channels).integers(

@@ -6,7 +6,9 @@ lanes is transposed into a buffer and every lane's 64 bytes stored in a
 row; the run's tail pixels, and the padded last block of a run that ends
 there, keep the direct stores. Both orders are forced (``line_splits``
 on and off), sources and results lie against inaccessible pages, and every
-byte is compared with NumPy's transpose.
+byte is compared with NumPy's transpose. The cases of exact results are a
+seeded draw of the edges (``draws.drawn``): every lane layout and every
+width in both orders on every run, the rest sampled.
 """
 import sys
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from guarded import Guarded
 
@@ -64,11 +67,10 @@ LANES = [(np.uint8, 9), (np.uint8, 12), (np.uint8, 16), (np.uint8, 17), (np.uint
          (np.uint16, 128), (np.float32, 9), (np.float32, 16), (np.float32, 64)]
 
 
-@pytest.mark.parametrize("num_threads", [1, 3])
-@pytest.mark.parametrize("line_splits", [True, False])
-@pytest.mark.parametrize("at_end", [True, False])
-@pytest.mark.parametrize("width", [256, 200, 131])
-@pytest.mark.parametrize("dtype, channels", LANES)
+@drawn(56, {"dtype, channels": LANES}, width=[256, 200, 131], at_end=[True, False],
+       line_splits=[True, False], num_threads=[1, 3],
+       cover=[("dtype, channels", "line_splits"), ("width", "line_splits"), ("width", "at_end"),
+              ("num_threads",)])
 def test_line_splits_write_exactly_the_result(dtype, channels, width, at_end, line_splits,
                                               num_threads):
     # Rows of 256 pixels end with whole groups (the padded last block of

@@ -13,7 +13,11 @@
 
 Sources sit against inaccessible pages on both sides (a source read
 backwards is a view with a negative step), results end where readable
-memory ends, and every byte is compared with ``np.tile``.
+memory ends, and every byte is compared with ``np.tile``. The cases are a
+seeded draw of the edges (``draws.drawn``): every pixel and every run
+length with every shuffle setting this CPU runs, and (with AVX-512 VBMI)
+a run of 64-byte pieces planned from a short table, on every run; the
+rest sampled.
 """
 import sys
 
@@ -21,6 +25,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from guarded import Guarded
 
@@ -32,6 +37,10 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 SHUFFLES = [("64-byte periodic", dict(wide_shuffles=True, periodic_shuffles=True)),
             ("64-byte table", dict(wide_shuffles=True, periodic_shuffles=False)),
             ("16-byte periodic", dict(wide_shuffles=False, periodic_shuffles=True))]
+# The settings this CPU runs: 64-byte pieces need AVX-512 VBMI (the 16-byte
+# shuffles run instead).
+RUNNABLE = [name for name, settings in SHUFFLES
+            if not settings["wide_shuffles"] or _engine.cpu_features()["avx512_vbmi"]]
 
 
 def _source(values: np.ndarray, backwards: bool, at_end: bool):
@@ -60,16 +69,23 @@ PIXELS = [(np.uint8, 3, 8), (np.uint8, 3, 16), (np.uint8, 5, 8), (np.uint16, 3, 
 SHORT_TABLE = PIXELS[:4]
 
 
+def _short_table_lead(pixel, rows, backwards, shuffles) -> bool:
+    """Whether a case's runs take 64-byte pieces though the table's pixels
+    span less than one. (Read backwards, a window from a piece's lowest
+    item reaches up past the run's first pixel, and none repeats.)"""
+    return shuffles == "64-byte periodic" and pixel in SHORT_TABLE and rows > 3 and not backwards
+
+
 @pytest.mark.skipif(not _engine.cpu_features()["ssse3"], reason="byte shuffles need SSSE3")
-@pytest.mark.parametrize("shuffles", [name for name, _ in SHUFFLES])
-@pytest.mark.parametrize("backwards", [False, True])
-@pytest.mark.parametrize("rows, pixels", [(64, 200), (16, 1365), (16, 3000), (16, 4099), (3, 4099)])
-@pytest.mark.parametrize("dtype, channels, repeats", PIXELS)
+@drawn(40, {"dtype, channels, repeats": PIXELS,
+            "rows, pixels": [(64, 200), (16, 1365), (16, 3000), (16, 4099), (3, 4099)]},
+       backwards=[False, True], shuffles=RUNNABLE,
+       cover=[("dtype, channels, repeats", "shuffles"), ("rows, pixels", "backwards"),
+              ("rows, pixels", "shuffles"), ("backwards", "shuffles")],
+       path=lambda pixel, size, backwards, shuffles: _short_table_lead(pixel, size[0], backwards,
+                                                                       shuffles))
 def test_tile_runs_of_short_pixels(dtype, channels, repeats, rows, pixels, backwards, shuffles):
     settings = dict(SHUFFLES)[shuffles]
-    wide = settings["wide_shuffles"]
-    if wide and not _engine.cpu_features()["avx512_vbmi"]:
-        pytest.skip("this CPU has no AVX-512 VBMI (the 16-byte shuffles run instead)")
     values = np.random.default_rng(pixels * channels).integers(
         0, 1 << 16, (rows, pixels, channels)).astype(dtype)
     expected = np.tile(values, (1, 1, repeats))
@@ -79,11 +95,7 @@ def test_tile_runs_of_short_pixels(dtype, channels, repeats, rows, pixels, backw
         result = Guarded(expected.nbytes, True)
         out = result.array(expected.shape, dtype)
         plan = _plan(x, out, (1, 1, repeats), settings)
-        if shuffles == "64-byte periodic" and (dtype, channels, repeats) in SHORT_TABLE \
-                and rows > 3 and not backwards:
-            # 64-byte pieces though the table's pixels span less than one.
-            # (Read backwards, a window from a piece's lowest item reaches
-            # up past the run's first pixel, and none repeats.)
+        if _short_table_lead((dtype, channels, repeats), rows, backwards, shuffles):
             assert plan["kernel"] == "gather" and plan["shuffle_piece_bytes"] == 64, plan
             assert plan["row_items"] > 512 and plan["shuffle_period"] > 0, plan
         if plan["kernel"] == "gather" and plan["row_items"] > 512:

@@ -5,7 +5,10 @@ AVX-512 VBMI.
 
 Every result is compared with the documented formulas in NumPy. Widths run
 through every remainder of the kernel's steps (10, 5 and 2 pixels for
-1-, 2- and 4-byte items), with one and several row blocks and threads.
+1-, 2- and 4-byte items), with one and several row blocks and threads;
+the widths and item types are a seeded draw of the edges
+(``draws.drawn``): every width with every item type on each path this CPU
+runs, and every other value, on every run; the rest sampled.
 Sources and results that end where the readable memory ends show that no
 load or store leaves the arrays. Copies the kernel does not take (8-byte
 items, lanes or pixels not adjacent, a reversed ``out=``) keep the other
@@ -21,6 +24,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
+from draws import drawn
 from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
 from test_fault_ahead import _values
@@ -28,6 +32,8 @@ from test_fault_ahead import _values
 BS = 3
 HAS_KERNEL = _engine.cpu_features()["vect_c_pixels"]
 OPS = ["space_to_depth", "depth_to_space"]
+# The paths this CPU runs (``pixels_path`` skips "pixels" without the kernel).
+PIXELS_PATHS = ["pixels", "other"] if HAS_KERNEL else ["other"]
 
 
 @pytest.fixture(params=["pixels", "other"])
@@ -57,10 +63,11 @@ def _check_path(op_name, x, out, path):
     assert (taken == "pixels") == (path == "pixels"), taken
 
 
-@pytest.mark.parametrize("num_threads", [1, 2, 3])
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.int16, np.float32, np.int32])
-@pytest.mark.parametrize("out_w", [1, 2, 3, 4, 5, 9, 10, 11, 16, 17, 19, 20, 21, 33])
-@pytest.mark.parametrize("op_name", OPS)
+@drawn(120, op_name=OPS, out_w=[1, 2, 3, 4, 5, 9, 10, 11, 16, 17, 19, 20, 21, 33],
+       dtype=[np.uint8, np.float16, np.int16, np.float32, np.int32], num_threads=[1, 2, 3],
+       pixels_path=PIXELS_PATHS,
+       cover=[("out_w", "dtype", "pixels_path"), ("op_name", "pixels_path"), ("num_threads",)],
+       indirect=("pixels_path",))
 def test_widths_and_item_sizes(op_name, out_w, dtype, num_threads, pixels_path):
     op, x, expected = _case(op_name, _values((2, 3, 4 * BS, out_w * BS, 4), dtype))
     out = np.empty_like(expected)

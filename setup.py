@@ -7,7 +7,7 @@ Set ``FASTBLOCK_NO_OPENMP=1`` to force that path, and ``FASTBLOCK_SANITIZE``
 (for example ``address,undefined``) to build with sanitizers.
 ``FASTBLOCK_COVERAGE=1`` builds the engine for gcov (``-O0 --coverage`` in
 place of ``-O3``, ``--coverage`` when linking; see ci/coverage.sh). Both
-apply to the engine's C sources in fastblock/_src as well.
+apply to the engine's C sources in fastblock/_engine/src as well.
 """
 import os
 import shutil
@@ -61,9 +61,9 @@ def openmp_flags():
     return None
 
 
-# The engine's hand-written C (declared to Cython in fastblock/_kernels_c.pxd):
+# The engine's hand-written C (declared to Cython in fastblock/_engine/kernels_c.pxd):
 # compiled with the engine's flags, and warned about as C (BuildExt).
-ENGINE_C_DIR = os.path.join("fastblock", "_src")
+ENGINE_C_DIR = os.path.join("fastblock", "_engine", "src")
 ENGINE_C_SOURCES = sorted(
     os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(".c"))
 ENGINE_C_WARNINGS = ["-Wall", "-Wextra"]
@@ -104,12 +104,13 @@ def extensions():
     if os.environ.get("FASTBLOCK_COVERAGE"):
         compile_args = ["-O0" if a == "-O3" else a for a in compile_args] + ["--coverage"]
         link_args += ["--coverage"]
+    # The engine's layers are included into one module (fastblock/_engine/core.pyx).
     engine = Extension(
-        "fastblock._engine",
-        ["fastblock/_engine.pyx", *ENGINE_C_SOURCES],
-        # fastblock/, so that _kernels_c.pxd names the headers "_src/....h"
-        # (no generic name such as cpu.h on the compiler's search path).
-        include_dirs=[numpy.get_include(), "fastblock"],
+        "fastblock._engine.core",
+        ["fastblock/_engine/core.pyx", *ENGINE_C_SOURCES],
+        # fastblock/_engine/, so that kernels_c.pxd names the headers
+        # "src/....h" (no generic name such as cpu.h on the search path).
+        include_dirs=[numpy.get_include(), os.path.join("fastblock", "_engine")],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile the engine's C (fastblock/_src) as C, warnings as errors: every .c
+# Compile the engine's C (fastblock/_engine/src) as C, warnings as errors: every .c
 # file, and every header alone (a one-line file that includes it, so each
 # header includes what it uses), with -Wall -Wextra -Werror, each with and
 # without OpenMP and once more with the SIMD variants left out
@@ -13,7 +13,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cc=${CC:-gcc}
-src=$root/fastblock/_src
+src=$root/fastblock/_engine/src
 work=$(mktemp -d "${TMPDIR:-/tmp}/fastblock-c-warnings.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

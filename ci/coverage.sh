@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the extensions with gcov instrumentation, run the test suite, and
-# report the line and branch coverage of the compiled engine (_engine.c: the
-# C that Cython generates from _engine.pyx and its .pxi files; and the
-# engine's C in fastblock/_src).
+# report the line and branch coverage of the compiled engine (core.c: the
+# C that Cython generates from _engine/core.pyx and its .pxi files; and the
+# engine's C in fastblock/_engine/src).
 #
 #   bash ci/coverage.sh                                # the engine tests and the stress harness
 #   bash ci/coverage.sh tests/engine/test_engine_paths.py -x  # arguments replace the pytest arguments
@@ -25,9 +25,9 @@
 #   but a line run at least once never reads 0.
 # * Coverage of processes that end with os._exit (forked test children) is
 #   not recorded; spawned children that exit normally add theirs.
-# * ci/coverage_report.py reads `gcov --json-format` for _engine.c and maps
+# * ci/coverage_report.py reads `gcov --json-format` for core.c and maps
 #   every generated C line back to its source by Cython's
-#   `/* "fastblock/X.pxi":N` comments, and reports the _src files as
+#   `/* "fastblock/_engine/X.pxi":N` comments, and reports the _engine/src files as
 #   themselves (each .c file's counters, and its headers' lines wherever
 #   they were compiled, counted once). The "engine" figures leave out
 #   Cython boilerplate: utility code and module
@@ -86,9 +86,9 @@ build_start=$(date +%s)
 )
 build_s=$(( $(date +%s) - build_start ))
 
-gcno=$(find "$tree/build" -name '_engine.gcno' | head -n 1)
+gcno=$(find "$tree/build" -path '*/_engine/core.gcno' | head -n 1)
 if [ -z "$gcno" ]; then
-  echo "no _engine.gcno under $tree/build: the coverage flags did not apply" >&2
+  echo "no core.gcno under $tree/build: the coverage flags did not apply" >&2
   exit 1
 fi
 
@@ -102,7 +102,7 @@ fi
 # be the one imported.
 (cd "$tree" && "$python" - <<'EOF'
 import os
-import fastblock._engine as engine
+import fastblock._engine.core as engine
 here = os.path.realpath(os.getcwd())
 assert os.path.realpath(engine.__file__).startswith(here), engine.__file__
 print("instrumented engine:", engine.__file__, "OpenMP:", engine.HAVE_OPENMP)

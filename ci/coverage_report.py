@@ -2,22 +2,22 @@
 
 Run by ci/coverage.sh after the tests, in the instrumented scratch tree:
 
-    python ci/coverage_report.py --tree TREE --gcno TREE/build/.../_engine.gcno --out DIR
+    python ci/coverage_report.py --tree TREE --gcno TREE/build/.../core.gcno --out DIR
 
 It reads `gcov --json-format` for the engine's objects:
 
-* fastblock/_engine.c, the C that Cython translated from _engine.pyx and its
-  .pxi files: each line follows a comment `/* "fastblock/_kernel_shuffle.pxi":123`
+* fastblock/_engine/core.c, the C that Cython translated from _engine/core.pyx and its
+  .pxi files: each line follows a comment `/* "fastblock/_engine/kernels/shuffle.pxi":123`
   naming the source line; the C lines up to the next such comment belong to
   that source line.
-* The engine's C in fastblock/_src, reported as itself: each .c file's own
-  counters (its .gcda beside _engine's), and the headers' lines wherever
-  they were compiled (the inline functions in _engine.c and in the .c
+* The engine's C in fastblock/_engine/src, reported as itself: each .c file's own
+  counters (its .gcda beside core's), and the headers' lines wherever
+  they were compiled (the inline functions in core.c and in the .c
   files). A line of a header compiled into several objects counts once:
   reached if any object ran it, a branch taken if any object took it.
 
 The engine figures count the lines of fastblock's own sources. Left out of
-_engine.c's lines, as Cython boilerplate:
+core.c's lines, as Cython boilerplate:
 any C outside a function of fastblock's own (Cython's utility code, type
 imports, module init), the argument-unpacking wrappers of def functions
 (__pyx_pw_*) and their __defaults__, code mapped to View.MemoryView or to
@@ -28,7 +28,7 @@ __PYX_ERR or `goto __pyx_L*_error`: the line counts, its branches do not).
 
 Source-line figures count a .pyx/.pxi line as reached when any C line mapped
 to it ran (the fused kernels have one C copy per item type); the C figures
-count every copy. For the _src files, source lines and C lines are the same.
+count every copy. For the _engine/src files, source lines and C lines are the same.
 """
 import argparse
 import collections
@@ -46,7 +46,7 @@ EXIT_LABEL = re.compile(r"^\s*__pyx_L0:")
 EXIT_CODE = "/* function exit code */"
 ERROR_CHECK = re.compile(r"__PYX_ERR\(|goto __pyx_L\d+_\w*error\b")
 REFNANNY = re.compile(r"^\s*(?:__Pyx_(?:RefNanny\w*|X?GOTREF|X?GIVEREF)\b[^;]*;\s*)+$")
-# C functions in _engine.c that are Cython boilerplate even where a source
+# C functions in core.c that are Cython boilerplate even where a source
 # comment maps their code to a fastblock line.
 BOILERPLATE_FUNCTION = re.compile(
     r"^__pyx_pymod_|^__pyx_pw_|__defaults__|^__pyx_tp_|^__Pyx_|View_dot_MemoryView"
@@ -54,14 +54,17 @@ BOILERPLATE_FUNCTION = re.compile(
 CYTHON_DEF = re.compile(r"^(?:cpdef|cdef|def)\b[^=(]*?\b(\w+)\s*\(")
 INCLUDE = re.compile(r'^include\s+"([^"]+)"')
 PACKAGE = "fastblock"
-C_SOURCES = "_src"
+# Under PACKAGE: the engine's module (its .pyx, and the C Cython makes of
+# it), and the folder of its hand-written C.
+ENGINE = "_engine/core"
+C_SOURCES = "_engine/src"
 
 
 # --- sources -----------------------------------------------------------------
 
 def source_order(tree):
     """The engine's source files in the order Cython reads them (includes
-    expanded where they stand), as (name, text lines) pairs."""
+    expanded where they stand), as (path under PACKAGE, text lines) pairs."""
     seen, order = set(), []
 
     def visit(name):
@@ -74,9 +77,10 @@ def source_order(tree):
         for line in lines:
             m = INCLUDE.match(line)
             if m:
-                visit(m.group(1))
+                # An include names a file beside the one that includes it.
+                visit(os.path.normpath(os.path.join(os.path.dirname(name), m.group(1))))
 
-    visit("_engine.pyx")
+    visit(ENGINE + ".pyx")
     return order
 
 
@@ -103,13 +107,15 @@ def run_gcov(gcov, gcda, tree):
 
 
 def read_gcov(gcov, gcno, tree, out):
-    """The record of fastblock/_engine.c, and the records of the files in
-    fastblock/_src from every engine object (_engine and the _src .c files),
-    as a list of (name in _src, record)."""
+    """The record of fastblock/_engine/core.c, and the records of the files in
+    fastblock/_engine/src from every engine object (_engine and the _engine/src .c files),
+    as a list of (name in _engine/src, record)."""
     gcda = gcno[:-len(".gcno")] + ".gcda"
     if not os.path.exists(gcda):
         sys.exit(f"no counters ({gcda}): did the tests load the instrumented engine?")
-    objects = [gcda] + sorted(glob.glob(os.path.join(os.path.dirname(gcda), C_SOURCES, "*.gcda")))
+    # The objects' counters mirror the source tree under the build folder.
+    build_package = gcda[:-len(ENGINE + ".gcda")]
+    objects = [gcda] + sorted(glob.glob(os.path.join(build_package, C_SOURCES, "*.gcda")))
     texts = [run_gcov(gcov, path, tree) for path in objects]
     with gzip.open(os.path.join(out, "engine.gcov.json.gz"), "wt") as f:
         f.write("\n".join(texts))
@@ -117,17 +123,17 @@ def read_gcov(gcov, gcno, tree, out):
     for text in texts:
         for entry in json.loads(text)["files"]:
             path = entry["file"].replace("\\", "/")
-            if path.endswith(f"{PACKAGE}/_engine.c"):
+            if path.endswith(f"{PACKAGE}/{ENGINE}.c"):
                 engine = entry
             elif f"{PACKAGE}/{C_SOURCES}/" in path:
-                c_records.append((path.rsplit("/", 1)[1], entry))
+                c_records.append((f"{C_SOURCES}/{path.rsplit('/', 1)[1]}", entry))
     if engine is None:
-        sys.exit("gcov has no record of fastblock/_engine.c")
+        sys.exit(f"gcov has no record of {PACKAGE}/{ENGINE}.c")
     return engine, c_records
 
 
 def merge_c_records(c_records):
-    """Per _src file: {line: (count, branches taken, branches)} over every
+    """Per _engine/src file: {line: (count, branches taken, branches)} over every
     object that compiled it, and {line: function name}."""
     counts = collections.defaultdict(lambda: collections.defaultdict(list))
     functions = collections.defaultdict(dict)
@@ -216,7 +222,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     record, c_records = read_gcov(args.gcov, os.path.abspath(args.gcno), args.tree, args.out)
-    with open(os.path.join(args.tree, PACKAGE, "_engine.c")) as f:
+    with open(os.path.join(args.tree, PACKAGE, ENGINE + ".c")) as f:
         c_lines = f.read().split("\n")
     sources = source_order(args.tree)
     files = [name for name, _ in sources]
@@ -241,7 +247,7 @@ def main():
         func = func_of[k] if k < len(func_of) else None
         if isinstance(w, tuple):
             kind, path, src_line = w
-            name = os.path.basename(path)
+            name = path[len(PACKAGE) + 1:]
             if kind == "src" and (not path.startswith(PACKAGE + "/") or name not in src_text):
                 excluded["View.MemoryView, numpy .pxd and other non-fastblock code"] += 1
                 excluded_branches["View.MemoryView, numpy .pxd and other non-fastblock code"] += len(branches)
@@ -284,7 +290,7 @@ def main():
             excluded[label] += 1
             excluded_branches[label] += len(branches)
 
-    # The _src files: their lines are the C lines.
+    # The _engine/src files: their lines are the C lines.
     merged, c_function_names = merge_c_records(c_records)
     for name in sorted(merged):
         for k, (count, taken, n_branches) in merged[name].items():
@@ -295,7 +301,7 @@ def main():
             src_exec[name].add(k)
             if count > 0:
                 src_hit[name].add(k)
-        with open(os.path.join(args.tree, PACKAGE, C_SOURCES, name)) as fh:
+        with open(os.path.join(args.tree, PACKAGE, name)) as fh:
             src_text[name] = fh.read().split("\n")
         files.append(name)
 
@@ -310,23 +316,23 @@ def main():
 
     out = []
     out.append(headline)
-    out.append(f"engine source lines (.pyx/.pxi lines with code, any C copy run; _src lines): "
+    out.append(f"engine source lines (.pyx/.pxi lines with code, any C copy run; _engine/src lines): "
                f"{pct(s_h, s_t).strip()} ({s_h}/{s_t})")
     out.append("")
-    out.append(f"{'source file':<22} {'C lines':>20} {'C branches':>20} {'source lines':>20}")
+    out.append(f"{'source file':<34} {'C lines':>20} {'C branches':>20} {'source lines':>20}")
     for f in files:
         out.append(
-            f"{f:<22} {pct(hit[f, 'lines'], total[f, 'lines'])} {hit[f, 'lines']:>6}/{total[f, 'lines']:<6}"
+            f"{f:<34} {pct(hit[f, 'lines'], total[f, 'lines'])} {hit[f, 'lines']:>6}/{total[f, 'lines']:<6}"
             f" {pct(hit[f, 'branches'], total[f, 'branches'])} {hit[f, 'branches']:>6}/{total[f, 'branches']:<6}"
             f" {pct(len(src_hit[f]), len(src_exec[f]))} {len(src_hit[f]):>6}/{len(src_exec[f]):<6}")
-    out.append(f"{'all':<22} {pct(lines_h, lines_t)} {lines_h:>6}/{lines_t:<6}"
+    out.append(f"{'all':<34} {pct(lines_h, lines_t)} {lines_h:>6}/{lines_t:<6}"
                f" {pct(br_h, br_t)} {br_h:>6}/{br_t:<6} {pct(s_h, s_t)} {s_h:>6}/{s_t:<6}")
-    out.append("(C lines and branches: for .pyx/.pxi files, _engine.c lines mapped to the file, a fused"
-               " kernel once per item type; for the _src files (fastblock/_src), their own lines, counted"
+    out.append("(C lines and branches: for .pyx/.pxi files, core.c lines mapped to the file, a fused"
+               " kernel once per item type; for the _engine/src files (fastblock/_engine/src), their own lines, counted"
                " once over every object that compiled them. A branch counts when taken at least once."
                " Source lines: lines with code, reached when any of their C ran.)")
     out.append("")
-    out.append("Left out of the engine figures (executable C lines in _engine.c / their branches):")
+    out.append("Left out of the engine figures (executable C lines in core.c / their branches):")
     for label in sorted(set(excluded) | set(excluded_branches), key=lambda l: -excluded[l]):
         out.append(f"  {excluded[label]:>6} lines {excluded_branches[label]:>6} branches  {label}")
 

@@ -78,7 +78,7 @@ if [ ! -e "$asan_lib" ]; then
   echo "no ASan runtime for $cc (libasan.so not found)" >&2
   exit 1
 fi
-for ext in "$tree"/fastblock/*.so; do
+for ext in "$tree"/fastblock/*.so "$tree"/fastblock/_engine/*.so; do
   # ldd's output is read whole first: `ldd | grep -q` under pipefail fails
   # at random when grep exits before ldd has written everything (SIGPIPE).
   libs=$(ldd "$ext")
@@ -114,7 +114,7 @@ echo "stress harness: ${FASTBLOCK_STRESS_SECONDS} s, seed ${FASTBLOCK_STRESS_SEE
 # the one imported.
 (cd "$tree" && "$python" - <<'EOF'
 import os, sys
-import fastblock._engine as engine
+import fastblock._engine.core as engine
 here = os.path.realpath(os.getcwd())
 assert os.path.realpath(engine.__file__).startswith(here), engine.__file__
 print("sanitized engine:", engine.__file__, "OpenMP:", engine.HAVE_OPENMP)

@@ -23,9 +23,9 @@ copy_tree() {
       | (cd "$1" && while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done) \
       | tar -C "$1" --null -T - -cf - | tar -C "$2" -xf -
   else
-    # (No wildcard crosses a '/': fastblock/_src/*.c is hand-written C.)
+    # (No wildcard crosses a '/': fastblock/_engine/src/*.c is hand-written C.)
     tar -C "$1" --no-wildcards-match-slash --exclude='*.so' --exclude='build' --exclude='dist' --exclude='.venv*' \
-        --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/*.c' \
+        --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/*.c' --exclude='fastblock/_engine/*.c' \
         -cf - . | tar -C "$2" -xf -
   fi
 }

@@ -13,7 +13,7 @@
 #   of the main job): the sdist, then the wheel built from that sdist alone,
 #   in build's isolated environment. The sdist must hold every file of the
 #   copy's fastblock/ (the .pyx/.pxi/.pxd sources and the engine's C in
-#   fastblock/_src too), tests/ and asv_bench/, setup.py, pyproject.toml,
+#   fastblock/_engine/src too), tests/ and asv_bench/, setup.py, pyproject.toml,
 #   MANIFEST.in, README.md, and the C generated for each extension; the
 #   wheel the compiled module of each of those, no C, and nothing but the
 #   package (no tests, benchmarks or speed reports).
@@ -70,11 +70,12 @@ for path in open(expected).read().split():
 with zipfile.ZipFile(wheel) as z:
     names = z.namelist()
 modules = [n for n in names if n.startswith("fastblock/")]
-# Each extension's generated C is in the sdist (fastblock/*.c; the engine's
-# hand-written C is in fastblock/_src); its compiled module must be in the
-# wheel.
+# Each extension's generated C is in the sdist (fastblock/*.c and
+# fastblock/_engine/core.c; the engine's hand-written C is in
+# fastblock/_engine/src); its compiled module must be in the wheel.
 extensions = sorted(p[:-2] for p in have
-                    if p.startswith("fastblock/") and p.count("/") == 1 and p.endswith(".c"))
+                    if p.startswith("fastblock/") and p.endswith(".c")
+                    and not p.startswith("fastblock/_engine/src/"))
 if not extensions:
     problems.append("sdist holds no generated C: no extension was built")
 for ext in extensions:

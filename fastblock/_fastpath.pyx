@@ -28,7 +28,7 @@ from cpython.object cimport Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompare
 from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
-from ._engine cimport CopyProgram
+from ._engine.core cimport CopyProgram
 from ._memory cimport is_clear_destination
 
 from . import _engine, _threads

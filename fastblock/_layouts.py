@@ -1,7 +1,7 @@
 """Modes, data formats and result shapes: the one home of these facts.
 
 The front doors (``_api``, ``_permute``), the Dask wrappers and the engine's
-operator axes (``_operator_axes.pxi``, whose compile-time enum is checked
+operator axes (``_engine/operators/axes.pxi``, whose compile-time enum is checked
 against the codes here when the engine is imported) all read them from this
 module.
 

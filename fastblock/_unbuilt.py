@@ -5,17 +5,25 @@ from __future__ import annotations
 import importlib.machinery
 import os
 
-# The extensions that exist only compiled (no .py beside them).
-COMPILED_ONLY = ("_engine", "_memory", "_fastpath")
+# The extensions that exist only compiled (no .py beside them), by path
+# under the package.
+COMPILED_ONLY = ("_engine/core", "_memory", "_fastpath")
+
+
+def _is_built(package_dir: str, name: str) -> bool:
+    """Whether the compiled module ``name`` (a path under the package) is there."""
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    folder, _, module = os.path.join(package_dir, name).rpartition("/")
+    return os.path.isdir(folder) and any(
+        entry.partition(".")[0] == module and entry.endswith(suffixes) for entry in os.listdir(folder))
 
 
 def raise_if_unbuilt(package_dir: str) -> None:
     """ImportError saying how to build the extensions, where ``package_dir``
     lacks one; nothing where all are built (their import failed for another
     reason, which the caller's own error then tells)."""
-    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    built = {name.partition(".")[0] for name in os.listdir(package_dir) if name.endswith(suffixes)}
-    missing = [f"fastblock.{name}" for name in COMPILED_ONLY if name not in built]
+    missing = [f"fastblock.{name.replace('/', '.')}" for name in COMPILED_ONLY
+               if not _is_built(package_dir, name)]
     if not missing:
         return
     raise ImportError(

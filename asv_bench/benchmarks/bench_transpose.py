@@ -3,7 +3,7 @@ pixels to planes and back, and a Fortran-order array into C order
 (``common.TRANSPOSE_PATTERNS``); and, in cache, channels-last pixels of
 16 and 64 channels split into planes of power-of-two images
 (``TransposeInCache``). These run
-the staged transpose kernel (``fastblock/_kernel_transpose.pxi``) or the lane
+the staged transpose kernel (``fastblock/_engine/kernels/transpose.pxi``) or the lane
 transposes; ``track_vs_copy`` is the figure to watch (a copy of the same
 bytes is the floor).
 """

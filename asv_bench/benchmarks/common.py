@@ -655,7 +655,7 @@ class _BlockGridNumPy(_NumpyBench):
 
 # In-cache block operators of square power-of-two images (1 MiB: [1, 16,
 # 128, 128] float32, [1, 16, 256, 256] uint8), whose planes lie whole L1
-# ways apart at bs 4 (rows_across_groups in fastblock/_plan_lanes.pxi).
+# ways apart at bs 4 (rows_across_groups in fastblock/_engine/plan/lanes.pxi).
 BLOCK_IN_CACHE_NAMES = ["mode", "block_size", "dtype", "threads"]
 BLOCK_IN_CACHE = [MODES, BLOCK_SIZES, ["uint8", "float32"], THREADS]
 

@@ -2,11 +2,12 @@
 # each block streamed or faulted ahead as the plan says. The one switch on
 # the plan's kernel is run_kernel.
 
-from ._engine_types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX,
-                             MAX_LOOP, Plan, ShuffleProgram, intp)
-from ._kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_lanes_rows_wide, fb_prefetch_run,
-                          fb_stream_copy, fb_stream_fence, fb_stream_lines, fb_stream_span,
-                          fb_transpose_runs)
+from fastblock._engine.types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES,
+                                      KERNEL_TRANSPOSE, LANES_MAX, MAX_LOOP, Plan, ShuffleProgram,
+                                      intp)
+from fastblock._engine.kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_lanes_rows_wide,
+                                          fb_prefetch_run, fb_stream_copy, fb_stream_fence,
+                                          fb_stream_lines, fb_stream_span, fb_transpose_runs)
 
 
 cdef inline void run_kernel(const Plan* p, const ShuffleProgram* program, intp run,

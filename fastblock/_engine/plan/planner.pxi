@@ -1,21 +1,21 @@
 # The planner: a copy's axes into a Plan (build_plan), in named steps, each
 # in the file named here. Nothing in the planner touches the data.
 #
-# 1. Normalise (_plan_axes.pxi): the axes of extent > 1, destination steps
+# 1. Normalise (_engine/plan/axes.pxi): the axes of extent > 1, destination steps
 #    made positive, sorted by destination step, neighbours merged; the
 #    block bytes, and whether the destination streams or faults ahead
-#    (plan_memory, _plan_blocks.pxi).
-# 2. Fold (_plan_axes.pxi): the innermost run contiguous on both sides
+#    (plan_memory, _engine/plan/blocks.pxi).
+# 2. Fold (_engine/plan/axes.pxi): the innermost run contiguous on both sides
 #    becomes one wider item, unless the copy gathers better unfolded
 #    (plan_unfolded, below).
-# 3. Choose the kernel and its two axes (_plan_kernel.pxi): lane
-#    transposes (_plan_lanes.pxi), staged transposes (_plan_transpose.pxi),
-#    gathered runs (_plan_gather.pxi) and their byte shuffles
-#    (_plan_shuffle.pxi), or the block kernel and its loop.
+# 3. Choose the kernel and its two axes (_engine/plan/kernel.pxi): lane
+#    transposes (_engine/plan/lanes.pxi), staged transposes (_engine/plan/transpose.pxi),
+#    gathered runs (_engine/plan/gather.pxi) and their byte shuffles
+#    (_engine/plan/shuffle.pxi), or the block kernel and its loop.
 # 4. Size the blocks and tiles, and build the loop over the other axes
-#    (_plan_blocks.pxi).
+#    (_engine/plan/blocks.pxi).
 
-from ._engine_types cimport Axes, KERNEL_GATHER, KernelAxes, Plan, intp
+from fastblock._engine.types cimport Axes, KERNEL_GATHER, KernelAxes, Plan, intp
 
 
 cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,

@@ -1,8 +1,8 @@
-# Planner step 3 (_engine_plan.pxi), lane transposes (_engine_types.pxd):
+# Planner step 3 (_engine/plan/planner.pxi), lane transposes (_engine/types.pxd):
 # whether a copy is one (plan_lanes), its lanes' offsets and the byte
 # shuffles of the kernel's rows (plan_lane_masks).
 
-from ._engine_types cimport Axes, KERNEL_LANES, LANES_MAX, LANE_GROUP, LANE_MASKS, LaneTranspose, Plan, intp
+from fastblock._engine.types cimport Axes, KERNEL_LANES, LANES_MAX, LANE_GROUP, LANE_MASKS, LaneTranspose, Plan, intp
 
 
 # Two lanes of 4-byte items (bs 2 float32 channels_first) go through the
@@ -91,7 +91,7 @@ cdef inline bint splits_by_lines(const Plan* p, const intp* lane_offset) noexcep
 
 
 cdef bint plan_lanes(Plan* p, Axes* axes) noexcept nogil:
-    """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_engine_types.pxd``)
+    """Set up a lane transpose of 1-, 2-, 4- or 8-byte items (``_engine/types.pxd``)
     if the copy is one; the lane axes are then removed and the pixel axis is
     the last one. Pixels of up to LANES_MAX bytes. 3 lanes of 4-byte items
     gain over the block kernel (5-D space_to_depth bs=3 float32 rows of 52

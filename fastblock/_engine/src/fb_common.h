@@ -31,7 +31,7 @@ typedef struct { uint64_t lo, hi; } fb_item16;
 #define FB_UNROLL _Pragma("GCC unroll 16")
 #endif
 
-/* Functions of the _src .c files: shared by the engine's objects, not
+/* Functions of the _engine/src .c files: shared by the engine's objects, not
    exported from the extension module. */
 #if defined(__GNUC__) || defined(__clang__)
 #define FB_INTERNAL __attribute__((visibility("hidden")))

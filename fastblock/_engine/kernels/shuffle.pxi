@@ -39,10 +39,10 @@
 # Other CPUs and compilers get the portable item loop.
 #
 # The programs (pieces, windows, masks, periods) are built by the planner
-# (_plan_shuffle.pxi); here they run.
+# (_engine/plan/shuffle.pxi); here they run.
 
-from ._engine_types cimport ShuffleProgram, WIDE_SHUFFLE_BYTES, intp
-from ._kernels_c cimport fb_shuffle_pieces, fb_shuffle_wide
+from fastblock._engine.types cimport ShuffleProgram, WIDE_SHUFFLE_BYTES, intp
+from fastblock._engine.kernels_c cimport fb_shuffle_pieces, fb_shuffle_wide
 
 
 cdef inline void shuffle_rows(const ShuffleProgram* prog, char* dst, const char* src,

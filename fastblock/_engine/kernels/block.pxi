@@ -17,11 +17,11 @@
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
-from ._engine_types cimport BLOCK_REPEATS, BLOCK_ROWS, BLOCK_WEAVE, BlockLoop, intp
-from ._kernels_c cimport (FB_PACKED_COUNT_MAX, fb_item16, fb_repeat_item_rows,
-                          fb_repeat_period_rows,
-                          fb_repeat_packed_items, fb_repeat_packed_items_wide, fb_repeat_rows,
-                          fb_repeat_short_rows)
+from fastblock._engine.types cimport BLOCK_REPEATS, BLOCK_ROWS, BLOCK_WEAVE, BlockLoop, intp
+from fastblock._engine.kernels_c cimport (FB_PACKED_COUNT_MAX, fb_item16, fb_repeat_item_rows,
+                                          fb_repeat_period_rows, fb_repeat_packed_items,
+                                          fb_repeat_packed_items_wide, fb_repeat_rows,
+                                          fb_repeat_short_rows)
 
 ctypedef fused item_t:
     uint8_t

@@ -20,9 +20,9 @@
 # is touched about once per thread. With small pages the touch costs one
 # page fault that the copy would take anyway.
 
-from ._engine_types cimport intp
-from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, fb_load, fb_publish, fb_spin_pause, fb_take,
-                          fb_touch_for_write)
+from fastblock._engine.types cimport intp
+from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, fb_load, fb_publish, fb_spin_pause,
+                                          fb_take, fb_touch_for_write)
 
 
 cdef enum:

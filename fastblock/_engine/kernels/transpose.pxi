@@ -30,8 +30,8 @@
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 
-from ._engine_types cimport TRANSPOSE_MAX, intp
-from ._kernels_c cimport fb_prefetch_run, fb_transpose_rows
+from fastblock._engine.types cimport TRANSPOSE_MAX, intp
+from fastblock._engine.kernels_c cimport fb_prefetch_run, fb_transpose_rows
 
 
 cdef enum:

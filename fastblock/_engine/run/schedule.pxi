@@ -3,14 +3,14 @@
 # thread alone (copy_team decides which, for every copy); in a copy into
 # fresh pages, the calling thread faults the pages ahead of the others
 # (run_units). How many threads a team has is the thread policy's
-# (_src/team.h): up to the call's count.
+# (_engine/src/team.h): up to the call's count.
 
-from ._engine_types cimport Plan, intp
-from ._kernels_c cimport (FbTeamRun, fb_load, fb_publish, fb_spin_pause, fb_take,
-                          fb_team_caller_arrives, fb_team_caller_done, fb_team_finish,
-                          fb_team_helper_arrives, fb_team_helper_took_first, fb_team_size,
-                          fb_team_start)
-from ._schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner
+from fastblock._engine.types cimport Plan, intp
+from fastblock._engine.kernels_c cimport (FbTeamRun, fb_load, fb_publish, fb_spin_pause, fb_take,
+                                          fb_team_caller_arrives, fb_team_caller_done,
+                                          fb_team_finish, fb_team_helper_arrives,
+                                          fb_team_helper_took_first, fb_team_size, fb_team_start)
+from fastblock._engine.schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner
 
 
 cdef inline bint runs_alone(intp copy_bytes, intp n_units, int num_threads) noexcept nogil:
@@ -89,7 +89,7 @@ cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) n
 # when it runs out of units, so no thread waits for a unit nobody faults.
 
 # How a unit runs (FAULTS_OWN, FAULTS_NONE, FAULTS_ONLY) and UnitRunner are
-# declared in _schedule_types.pxd, for the files that hand units over.
+# declared in _engine/schedule_types.pxd, for the files that hand units over.
 
 cdef enum:
     # Teams of up to this many threads: measured on two cores only. With

@@ -1,11 +1,11 @@
-# The engine's C (fastblock/_src), declared to Cython: one block per
+# The engine's C (fastblock/_engine/src), declared to Cython: one block per
 # header. The .c files are compiled into the _engine extension (setup.py).
 
 from libc.stdint cimport uint64_t
 from numpy cimport npy_intp
 
 
-cdef extern from "_src/fb_common.h":
+cdef extern from "src/fb_common.h":
     # The engine's intp (ptrdiff_t in C, the size of npy_intp).
     ctypedef npy_intp fb_intp
     ctypedef struct fb_item16:
@@ -13,19 +13,19 @@ cdef extern from "_src/fb_common.h":
         uint64_t hi
 
 
-cdef extern from "_src/cpu.h" nogil:
+cdef extern from "src/cpu.h" nogil:
     int fb_cpu_has_ssse3()
     int fb_cpu_has_avx()
     int fb_cpu_has_avx2()
     int fb_cpu_has_avx512_vbmi()
 
 
-cdef extern from "_src/openmp.h" nogil:
+cdef extern from "src/openmp.h" nogil:
     int FB_HAVE_OPENMP
     int fb_openmp_max_threads()
 
 
-cdef extern from "_src/repeat.h" nogil:
+cdef extern from "src/repeat.h" nogil:
     enum: FB_PACKED_COUNT_MAX
     void fb_repeat_rows(char* dst, const char* src, fb_intp n_rows, fb_intp dst_row,
                         fb_intp src_row, fb_intp width, fb_intp count,
@@ -43,7 +43,7 @@ cdef extern from "_src/repeat.h" nogil:
                                fb_intp src_row, fb_intp width, fb_intp count) noexcept
 
 
-cdef extern from "_src/shuffle.h" nogil:
+cdef extern from "src/shuffle.h" nogil:
     int fb_periodic_has(int piece_bytes, int period, int windows)
     void fb_shuffle_pieces(char* dst, const char* src, fb_intp n_pieces, fb_intp last_start,
                            const unsigned char* n_windows, const fb_intp* window_offset,
@@ -61,7 +61,7 @@ cdef extern from "_src/shuffle.h" nogil:
                          const fb_intp* lead_offset, const unsigned char* lead_mask) noexcept
 
 
-cdef extern from "_src/transpose.h" nogil:
+cdef extern from "src/transpose.h" nogil:
     void fb_transpose_rows(char* dst, const char* src, fb_intp n_rows, fb_intp n_items,
                            const fb_intp* item_offset, const fb_intp* row_offset,
                            fb_intp width) noexcept
@@ -71,7 +71,7 @@ cdef extern from "_src/transpose.h" nogil:
     void fb_prefetch_run(const char* p, fb_intp n) noexcept
 
 
-cdef extern from "_src/lanes.h" nogil:
+cdef extern from "src/lanes.h" nogil:
     enum: FB_LANES_MAX
     ctypedef struct FbLaneRows:
         fb_intp n_groups, dst_group, src_group
@@ -83,7 +83,7 @@ cdef extern from "_src/lanes.h" nogil:
                             const fb_intp* lane, int interleave, int width) noexcept
 
 
-cdef extern from "_src/stream.h" nogil:
+cdef extern from "src/stream.h" nogil:
     int FB_STREAM_BUILT
     int fb_stream_avx
     int fb_pages_resident(const char* low, const char* high) noexcept
@@ -97,7 +97,7 @@ cdef extern from "_src/stream.h" nogil:
     void fb_release_line(FbHeldLine* line) noexcept
 
 
-cdef extern from "_src/team.h" nogil:
+cdef extern from "src/team.h" nogil:
     ctypedef struct FbTeamSettings:
         long long team_late_ns
         long long team_cold_late_ns
@@ -137,7 +137,7 @@ cdef extern from "_src/team.h" nogil:
     int fb_team_started_here() noexcept
 
 
-cdef extern from "_src/faults.h" nogil:
+cdef extern from "src/faults.h" nogil:
     int FB_FAULT_AHEAD_BUILT
     void fb_touch_for_write(const char* byte) noexcept
     fb_intp fb_take(fb_intp* counter) noexcept
@@ -146,7 +146,7 @@ cdef extern from "_src/faults.h" nogil:
     void fb_spin_pause() noexcept
 
 
-cdef extern from "_src/vect_c_pixels.h" nogil:
+cdef extern from "src/vect_c_pixels.h" nogil:
     enum: FB_VECT_C_BS
     enum: FB_VECT_C_M
     int FB_VECT_C_PIXELS_BUILT

@@ -1,9 +1,9 @@
-# The schedule's shared declarations (_engine_schedule.pxi): how a unit of a
+# The schedule's shared declarations (_engine/run/schedule.pxi): how a unit of a
 # copy is run and who faults its pages, for the files that hand units to
 # run_units (the copy plans' chunks, the NCHW_VECT_C blocks) and for
 # run_range. Declarations only: no module implements this file.
 
-from ._kernels_c cimport fb_intp
+from fastblock._engine.kernels_c cimport fb_intp
 
 
 cdef enum:

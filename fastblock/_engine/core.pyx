@@ -1,118 +1,14 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The strided copy engine behind every fastblock operator.
+"""The strided copy engine behind every fastblock operator: its one module.
 
-Every operator is one problem: copy the items of a strided N-D source into a
-strided N-D destination, where both are described over the same iteration
-axes (``extents``) with their own byte steps. SpaceToDepth, DepthToSpace and
-Tile only differ in the axes and steps they hand to ``copy_parts`` (the
-operators' axes: ``_operator_axes.pxi``; :func:`copy` for the strided
-copies of the other front doors), but for the NCHW_VECT_C copies that no
-axes describe (``_operator_vect_c.pxi``).
-
-How a copy is run:
-
-1. *Normalise.* Drop axes of extent 1, turn negative destination steps
-   positive (moving both base pointers), sort the axes by destination step,
-   largest first, and merge neighbours that are contiguous on both sides. A
-   run contiguous on both sides is folded into one wider item (a fold of
-   1- or 2-byte items into 3 to 15 bytes, not 4 or 8, is kept only where
-   the copy cannot gather the unfolded runs by byte shuffles, or where
-   the block kernel repeats the folded items by shuffles).
-2. *Choose the kernel block.* Pixels of 2 or more lanes of 1-, 2-, 4- or
-   8-byte items (up to 256 bytes; at least 3 lanes of 4 bytes), packed on
-   one side and in separate rows on the other (the
-   block offsets of SpaceToDepth/DepthToSpace), are transposed a register
-   of pixels at a time in SSE registers (lane transposes, ``_engine_types.pxd``),
-   where the CPU has SSSE3, and 2 to 4 lanes of up to 4-byte items by
-   64-byte permutes with AVX-512 VBMI; the rows of the axis that the next
-   one continues go as groups, a block taking many of them (the bs rows of
-   a row of blocks), row by row across the groups where a group's rows
-   would crowd the same L1 sets, and a split into many lanes that share
-   one set writes a line of each lane at a time (``_plan_lanes.pxi``).
-   Otherwise the innermost destination axis is
-   the kernel's inner axis. Where it repeats one source item (Tile, the
-   ``(w 2)`` of an upsampling), packed items of up to 16 bytes are written
-   by byte shuffles of a register of source items (32-byte registers with
-   AVX2; items up to 64 bytes by 64-byte permutes with AVX-512 VBMI),
-   items of 17 to 64 bytes repeated under 16 times from two registers of
-   the item, and other repeats by the registers of each row's period
-   (``_kernel_block.pxi``). If the source's smallest step is on another
-   axis, the copy is a transpose: the block's rows run along the source's
-   contiguous axes (a Fortran-order input: N, then C) and its items along
-   the destination's, each cut into tiles that fit in L1 so that whole
-   cache lines are read and written; source runs far apart are first
-   copied into a buffer, and the block goes out in SSE2 register tiles
-   (staged transposes, ``_kernel_transpose.pxi``). Otherwise the other kernel
-   axis is the next destination axis. When that block would be tiny (depth_first with
-   channels last moves bs x C items at a time) or is three lanes of 1- or
-   2-byte items that the lane transposes do not take, the kernel instead
-   writes rows of up to 512 contiguous destination items, each read
-   through a table of source offsets (gather mode), by byte shuffles for
-   1- and 2-byte items where the CPU has them (16-byte pieces with SSSE3,
-   64-byte pieces with AVX-512 VBMI, which also take 4-byte items;
-   ``_kernel_shuffle.pxi``); a program that repeats keeps a period's
-   masks in registers and may run rows longer than 512 items. A copy may end in a table axis, whose source
-   offsets no step describes (given by the caller): it is always gathered.
-3. *Loop.* All remaining axes, followed by the two tile counters, form an
-   odometer (a transpose's runs in source order instead). Its linear range
-   is cut into chunks that the OpenMP threads take as they come free
-   (dynamic schedule: on a busy machine a thread that is not scheduled does
-   not hold the others up), each chunk writing its own part of the
-   destination. Small copies run on the calling thread alone. The team has
-   the call's thread count, or fewer while helper threads have lately
-   started late (the thread policy, ``_src/team.h``).
-   A copy given in several parts (fixed offsets: space_to_batch's strided
-   copies) runs every part of a block before the next block.
-4. *Stream.* A copy of ``stream_min_bytes`` or more (the settings:
-   ``_engine_tuning.pxi``) into memory that is already resident
-   writes each block into a per-thread buffer and streams the block's
-   destination rows out with non-temporal stores (``_kernel_stream.pxi``), so the
-   destination is not read before it is written: about a third less memory
-   traffic. Transposes of 1- to 8-byte items stream the whole lines of
-   their register tiles directly.
-5. *Fault ahead.* A copy of ``fault_ahead_min_bytes`` or more into memory that is not yet
-   resident (a new result) first touches the last byte of each huge page a
-   block is about to write (``_kernel_faults.pxi``): the kernel then zeroes the
-   page in the order the block writes it, and the block's stores find the
-   zeros still in cache. On two threads the calling thread takes every
-   fault, a little ahead of the other thread (``run_units``).
-
-The GIL is released for the whole copy.
-
-Where each part lives (all included into this one extension module):
-
-- ``_engine_types.pxd``: the types the layers hand each other, which every
-  file cimports by name (so the order of the includes below carries no
-  meaning): the ``Plan`` and its ``Kernel``, the limits that size its
-  arrays (``MAX_AXES`` ...), and the kernels' programs (``ShuffleProgram``,
-  ``LaneTranspose``, ``BlockCopy``).
-- ``_engine_tuning.pxi``: the table of settings every layer reads
-  (``SETTINGS``, ``tune``), and what the CPU can run.
-- ``_engine_plan.pxi``: steps 1 and 2, a copy's axes into a ``Plan`` with
-  its ``Kernel``, as named steps in the ``_plan_*.pxi`` files (axes,
-  kernel, lanes, transpose, gather, shuffle, blocks); nothing there
-  touches the data.
-- ``_engine_run.pxi``: a plan's kernel blocks over a range of its loop,
-  streamed or faulted ahead (steps 4 and 5); ``run_kernel`` is the one
-  switch on the kernel.
-- ``_engine_schedule.pxi``: step 3, the loop cut into chunks for the
-  OpenMP team, and the calling thread's fault hand-over.
-- ``_kernel_*.pxi``: each kernel family's Cython loops and its part of the
-  plan (block, shuffle, transpose, stream, faults, vect_c_pixels);
-  their C, with SIMD variants and portable fallbacks side by side, is in
-  ``_src/`` and declared in ``_kernels_c.pxd``.
-- ``_operator_axes.pxi``: SpaceToDepth, DepthToSpace and Tile as copies
-  (axes and steps), built in C (``space_depth_axes`` and ``tile_copy_axes``
-  give them to Python).
-- ``_operator_vect_c.pxi``: NCHW_VECT_C depth_first with bs*bs not a
-  multiple of 4, which no axes describe: blocks of rows, each by plans or a
-  kernel of its own, as units of the schedule (``run_units``).
-- ``_engine_program.pxi``: ``CopyProgram``, an operator's copies between
-  arrays of one geometry with their plans stored, run many times by the
-  front doors' cache (``_fastpath.pyx``, which cimports it through
-  ``_engine.pxd``).
-- This file: ``LIMITS`` (the sizes fixed by the build, for ``thresholds``), and the
-  entry points :func:`copy` and :func:`describe`.
+Every operator is a copy of a strided N-D source into a strided N-D
+destination over shared iteration axes with a byte step per side. This file
+includes the engine's layers (``operators/``, ``plan/``, ``run/``,
+``kernels/``; docs/engine.md says what each holds and traces a call through
+them) and holds what joins them: the small helpers every layer uses,
+``LIMITS`` (the sizes fixed by the build, for ``thresholds``), the entry
+points :func:`copy` (through ``copy_parts``) and :func:`describe`, and the
+thread policy's Python face. The GIL is released for the whole copy.
 """
 
 cimport numpy as cnp
@@ -120,15 +16,16 @@ import numpy as np
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport calloc, free, malloc
 
-from ._engine_types cimport (BLOCK_REPEATS, GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE,
-                             LANES_MAX, LANE_GROUP, MAX_INPUT_AXES, Plan, SHUFFLE_BYTES, ShuffleProgram,
-                             TRANSPOSE_MAX, WIDE_SHUFFLE_BYTES, intp)
-from ._memory cimport byte_range
+from fastblock._engine.types cimport (BLOCK_REPEATS, GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER,
+                                      KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX, LANE_GROUP,
+                                      MAX_INPUT_AXES, Plan, SHUFFLE_BYTES, ShuffleProgram,
+                                      TRANSPOSE_MAX, WIDE_SHUFFLE_BYTES, intp)
+from fastblock._memory cimport byte_range
 
 cnp.import_array()
 
-from ._kernels_c cimport (FB_HAVE_OPENMP, FbTeamState, fb_openmp_max_threads, fb_team_reset,
-                          fb_team_started_here, fb_team_state)
+from fastblock._engine.kernels_c cimport (FB_HAVE_OPENMP, FbTeamState, fb_openmp_max_threads,
+                                          fb_team_reset, fb_team_started_here, fb_team_state)
 
 #: True when the extension was compiled with OpenMP.
 HAVE_OPENMP = bool(FB_HAVE_OPENMP)
@@ -143,7 +40,7 @@ def openmp_max_threads():
 
 
 def team_policy():
-    """What the thread policy (``_src/team.h``) holds now: ``cap`` (the
+    """What the thread policy (``_engine/src/team.h``) holds now: ``cap`` (the
     threads a call may run while helpers have lately come late; 0: no cap),
     ``backoff_ns`` (the next back-off), ``probe_in_ns`` (time until a capped
     call tries the whole team again), the counts of team ``runs``,
@@ -199,24 +96,24 @@ cdef inline bint is_register_width(intp width) noexcept nogil:
     return width == 1 or width == 2 or width == 4 or width == 8 or width == 16
 
 
-include "_engine_tuning.pxi"
-include "_kernel_block.pxi"
-include "_kernel_shuffle.pxi"
-include "_kernel_transpose.pxi"
-include "_kernel_stream.pxi"
-include "_kernel_faults.pxi"
-include "_kernel_vect_c_pixels.pxi"
+include "tuning.pxi"
+include "kernels/block.pxi"
+include "kernels/shuffle.pxi"
+include "kernels/transpose.pxi"
+include "kernels/stream.pxi"
+include "kernels/faults.pxi"
+include "kernels/vect_c_pixels.pxi"
 
-include "_engine_plan.pxi"
-include "_plan_axes.pxi"
-include "_plan_kernel.pxi"
-include "_plan_lanes.pxi"
-include "_plan_transpose.pxi"
-include "_plan_gather.pxi"
-include "_plan_shuffle.pxi"
-include "_plan_blocks.pxi"
-include "_engine_run.pxi"
-include "_engine_schedule.pxi"
+include "plan/planner.pxi"
+include "plan/axes.pxi"
+include "plan/kernel.pxi"
+include "plan/lanes.pxi"
+include "plan/transpose.pxi"
+include "plan/gather.pxi"
+include "plan/shuffle.pxi"
+include "plan/blocks.pxi"
+include "run/blocks.pxi"
+include "run/schedule.pxi"
 
 
 cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
@@ -455,9 +352,9 @@ cdef cvarray_intp(intp n):
     return np.empty(max(n, 1), dtype=np.intp)
 
 
-include "_operator_axes.pxi"
-include "_operator_vect_c.pxi"
-include "_engine_program.pxi"
+include "operators/axes.pxi"
+include "operators/vect_c.pxi"
+include "run/program.pxi"
 
 
 #: The sizes at which the planner switches paths that are fixed when the

@@ -1,8 +1,9 @@
-# Planner step 3 (_engine_plan.pxi): choose the kernel and its two axes
+# Planner step 3 (_engine/plan/planner.pxi): choose the kernel and its two axes
 # (choose_kernel), and the block kernel's loop (choose_block_copy).
 
-from ._engine_types cimport (Axes, BLOCK_ITEMS, BLOCK_REPEATS, BLOCK_ROWS, BLOCK_WEAVE, BlockCopy,
-                             KERNEL_BLOCK, KERNEL_TRANSPOSE, KernelAxes, Plan, intp)
+from fastblock._engine.types cimport (Axes, BLOCK_ITEMS, BLOCK_REPEATS, BLOCK_ROWS, BLOCK_WEAVE,
+                                      BlockCopy, KERNEL_BLOCK, KERNEL_TRANSPOSE, KernelAxes, Plan,
+                                      intp)
 
 
 cdef void choose_kernel(Plan* p, Axes* axes, KernelAxes* k, bint force_shuffles) noexcept nogil:

@@ -1,7 +1,7 @@
 # The engine's settings: every value the planner and the runs read that a
 # test or a benchmark may change (tune), with its default, in one table
 # (SETTINGS). The Tuning struct and the thread policy's FbTeamSettings
-# (_src/team.h) hold the values now in force, field for field under the
+# (_engine/src/team.h) hold the values now in force, field for field under the
 # same names; default_tuning, current_tuning, tune and thresholds all come
 # from the table. Sizes fixed when the engine is built (buffers, registers,
 # pages) are not settings: thresholds() reports them from their own
@@ -12,10 +12,11 @@
 
 from collections import namedtuple
 
-from ._engine_types cimport intp
-from ._kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT, FB_VECT_C_PIXELS_BUILT,
-                          FbTeamSettings, fb_cpu_has_avx, fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi,
-                          fb_cpu_has_ssse3, fb_stream_avx, fb_team_settings)
+from fastblock._engine.types cimport intp
+from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT,
+                                          FB_VECT_C_PIXELS_BUILT, FbTeamSettings, fb_cpu_has_avx,
+                                          fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi, fb_cpu_has_ssse3,
+                                          fb_stream_avx, fb_team_settings)
 
 cdef struct Tuning:
     bint simd
@@ -118,7 +119,7 @@ SETTINGS = (
             "(bs 3, 64 MiB uint8, two threads: 1.38 -> 0.80 x np.copyto), smaller ones "
             "through planes (in cache the gathers cost more)"),
     Setting("prefetch", True, "on/off", "transposes ask for the source two blocks ahead"),
-    # The thread policy (_src/team.h).
+    # The thread policy (_engine/src/team.h).
     Setting("adaptive_teams", True, "on/off",
             "teams shrink while helper threads come late (off: every call runs the team it asks)"),
     Setting("team_late_ns", 200 * 1000, "ns",
@@ -148,7 +149,7 @@ cdef dict MINIMUM = {"fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes
 
 cdef Tuning tuning
 # Counts the calls of tune(): a plan stored under another count was chosen
-# with other settings (_engine_program.pxi).
+# with other settings (_engine/run/program.pxi).
 cdef unsigned long tuning_generation = 0
 
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0

@@ -1,13 +1,13 @@
 # cython: cdivision=True
-# The types the engine's layers hand each other: the plan (_engine_plan.pxi)
+# The types the engine's layers hand each other: the plan (_engine/plan/planner.pxi)
 # and what sizes and fills it (the limits, the kernels' programs and loops),
-# declared here once so that no file depends on the order _engine.pyx
+# declared here once so that no file depends on the order _engine/core.pyx
 # includes the others in. Declarations only: no module implements this file.
-# C division, as in _engine.pyx: the array sizes below divide with //.
+# C division, as in _engine/core.pyx: the array sizes below divide with //.
 
 from numpy cimport npy_intp
 
-from ._kernels_c cimport FB_LANES_MAX, FB_VECT_C_BS, FB_VECT_C_M
+from fastblock._engine.kernels_c cimport FB_LANES_MAX, FB_VECT_C_BS, FB_VECT_C_M
 
 ctypedef npy_intp intp
 
@@ -118,8 +118,8 @@ cdef struct ShuffleProgram:
 # item by item (1.2 x np.copyto on two threads) to 0.6.
 #
 # SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
-# uses lane transposes only where ``use_ssse3()`` says so (_engine_tuning.pxi).
-# The planner finds them and builds the byte shuffles (_plan_lanes.pxi);
+# uses lane transposes only where ``use_ssse3()`` says so (_engine/tuning.pxi).
+# The planner finds them and builds the byte shuffles (_engine/plan/lanes.pxi);
 # run_kernel runs fb_lanes_rows.
 
 cdef enum:
@@ -173,7 +173,7 @@ cdef enum Kernel:
     KERNEL_GATHER       # rows of gather_len destination items read through
                         # gather: by byte shuffles where a program was built
     KERNEL_LANES        # lane transposes of pixels (lanes, LaneTranspose)
-    KERNEL_TRANSPOSE    # staged transposes (transpose_rows, gather, _kernel_transpose.pxi)
+    KERNEL_TRANSPOSE    # staged transposes (transpose_rows, gather, _engine/kernels/transpose.pxi)
 
 
 cdef struct Plan:
@@ -191,7 +191,7 @@ cdef struct Plan:
     intp total_bytes
     # Bytes of the whole copy this plan is run in: all parts, or the
     # whole_bytes of a plan run block by block. Shuffle programs (built
-    # once, _plan_shuffle.pxi) must pay for themselves over these.
+    # once, _engine/plan/shuffle.pxi) must pay for themselves over these.
     intp copy_bytes
     # KERNEL_BLOCK: how copy_block runs the blocks written in place, and
     # those written into the stream stage, whose rows are packed (a block
@@ -206,10 +206,10 @@ cdef struct Plan:
     intp gather[GATHER_MAX]
     # A table axis (source_table not NULL): the innermost axis, contiguous
     # in the destination, reads its items at these source offsets, which no
-    # step describes (NCHW_VECT_C depth_first, _operator_vect_c.pxi). It is always
+    # step describes (NCHW_VECT_C depth_first, _engine/operators/vect_c.pxi). It is always
     # part of the gathered run.
     const intp* source_table
-    # KERNEL_TRANSPOSE (_kernel_transpose.pxi): the a and b
+    # KERNEL_TRANSPOSE (_engine/kernels/transpose.pxi): the a and b
     # axes are the outermost of the source's and the destination's
     # innermost axes; one index of a is a_in rows (transpose_rows: their
     # destination offsets, over a tile of a), one of b is b_in items
@@ -233,8 +233,8 @@ cdef struct Plan:
     # Each kernel block is copied once per part, shifted by these byte offsets.
     intp n_parts
     intp block_bytes            # destination bytes per kernel block, all parts together
-    bint stream                 # blocks go through a buffer and stream out (_kernel_stream.pxi)
-    bint fault_ahead            # fresh destination pages are faulted at their ends (_kernel_faults.pxi)
+    bint stream                 # blocks go through a buffer and stream out (_engine/kernels/stream.pxi)
+    bint fault_ahead            # fresh destination pages are faulted at their ends (_engine/kernels/faults.pxi)
     const char* dst_end         # one past the destination's last byte
     const intp* src_offsets
     const intp* dst_offsets

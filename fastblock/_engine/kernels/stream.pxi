@@ -15,7 +15,7 @@
 # more.
 #
 # Only destinations whose pages are already in memory stream; the others
-# fault ahead (``_kernel_faults.pxi``). A fresh page is zeroed by the kernel on its
+# fault ahead (``_engine/kernels/faults.pxi``). A fresh page is zeroed by the kernel on its
 # first write, which leaves its lines in cache, and streaming over cached
 # lines costs more than writing them: a new 64 MiB result took 0.85 of
 # ``x.copy()`` streamed against 0.6 with ordinary stores. Three pages
@@ -47,10 +47,11 @@
 # 6.3-7.6 staged through 16 KiB); a kernel that streams its own stores
 # would avoid both.
 
-from ._engine_types cimport intp
-from ._kernels_c cimport (FB_STREAM_BUILT, FbHeldLine, fb_cpu_has_avx, fb_pages_resident,
-                          fb_release_line, fb_stream_avx, fb_stream_copy, fb_stream_fence,
-                          fb_stream_lines, fb_stream_span)
+from fastblock._engine.types cimport intp
+from fastblock._engine.kernels_c cimport (FB_STREAM_BUILT, FbHeldLine, fb_cpu_has_avx,
+                                          fb_pages_resident, fb_release_line, fb_stream_avx,
+                                          fb_stream_copy, fb_stream_fence, fb_stream_lines,
+                                          fb_stream_span)
 
 
 cdef enum:

@@ -1,10 +1,10 @@
-# Planner step 3 (_engine_plan.pxi), gathered runs (KERNEL_GATHER): whether
+# Planner step 3 (_engine/plan/planner.pxi), gathered runs (KERNEL_GATHER): whether
 # a copy's destination runs pay gathered (plan_gather), how they are cut
 # from the axes, their source offsets, and their shuffle programs
-# (_plan_shuffle.pxi), long runs included.
+# (_engine/plan/shuffle.pxi), long runs included.
 
-from ._engine_types cimport (Axes, GATHER_MAX, KERNEL_GATHER, KernelAxes, MAX_AXES, Plan, ShuffleProgram,
-                             WIDE_SHUFFLE_BYTES, intp)
+from fastblock._engine.types cimport (Axes, GATHER_MAX, KERNEL_GATHER, KernelAxes, MAX_AXES, Plan,
+                                      ShuffleProgram, WIDE_SHUFFLE_BYTES, intp)
 
 
 cdef enum:

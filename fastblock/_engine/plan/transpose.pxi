@@ -1,9 +1,9 @@
-# Planner step 3 (_engine_plan.pxi), staged transposes (_kernel_transpose.pxi):
+# Planner step 3 (_engine/plan/planner.pxi), staged transposes (_engine/kernels/transpose.pxi):
 # whether a copy whose source is contiguous along another axis than the
 # destination's pays as one (plan_transpose), its rows and items.
 
-from ._engine_types cimport (Axes, KERNEL_TRANSPOSE, KernelAxes, LANE_GROUP, MAX_AXES, Plan, TRANSPOSE_MAX,
-                             intp)
+from fastblock._engine.types cimport (Axes, KERNEL_TRANSPOSE, KernelAxes, LANE_GROUP, MAX_AXES,
+                                      Plan, TRANSPOSE_MAX, intp)
 
 
 cdef intp transpose_tile_edge(intp width) noexcept nogil:
@@ -78,7 +78,7 @@ cdef bint runs_alias(const intp* offset, intp n, intp run_bytes) noexcept nogil:
 
 
 cdef bint plan_transpose(Plan* p, const Axes* axes, KernelAxes* k) noexcept nogil:
-    """Set up a staged transpose (``_kernel_transpose.pxi``) when the source is
+    """Set up a staged transpose (``_engine/kernels/transpose.pxi``) when the source is
     contiguous along ``k.a`` and the destination along ``k.b``.
 
     Each side's run grows by the axes that continue it (a Fortran-order

@@ -1,11 +1,11 @@
-# Planner step 4 (_engine_plan.pxi): the sizes of the kernel's blocks
+# Planner step 4 (_engine/plan/planner.pxi): the sizes of the kernel's blocks
 # (plan_memory; the tiles, which step 3 weighs as it chooses), the kernel
 # axes into the plan (set_kernel_axes), and the loop over the other axes
 # and the tiles (build_loop), ordered to follow the source where that pays.
 
-from ._engine_types cimport (Axes, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES, KERNEL_TRANSPOSE, KernelAxes,
-                             LANE_GROUP, Plan, intp)
-from ._kernels_c cimport fb_pages_resident
+from fastblock._engine.types cimport (Axes, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES,
+                                      KERNEL_TRANSPOSE, KernelAxes, LANE_GROUP, Plan, intp)
+from fastblock._engine.kernels_c cimport fb_pages_resident
 
 
 cdef void plan_memory(Plan* p, intp total, intp reach, intp itemsize, intp n_parts,

@@ -1,5 +1,5 @@
-# Planner step 3 (_engine_plan.pxi), byte shuffles of gathered runs
-# (_kernel_shuffle.pxi): the program of a run (plan_shuffle): its pieces,
+# Planner step 3 (_engine/plan/planner.pxi), byte shuffles of gathered runs
+# (_engine/kernels/shuffle.pxi): the program of a run (plan_shuffle): its pieces,
 # each piece's windows and masks, and how the program repeats.
 #
 # With 64-byte pieces, runs of 4-byte items shuffle too where every piece
@@ -24,9 +24,10 @@
 
 from libc.string cimport memcmp, memcpy, memset
 
-from ._engine_types cimport (GATHER_MAX, SHUFFLE_BYTES, SHUFFLE_PERIOD_SLOTS, SHUFFLE_PIECES, SHUFFLE_WINDOWS,
-                             ShuffleProgram, WIDE_SHUFFLE_BYTES, WIDE_SHUFFLE_WINDOWS, intp)
-from ._kernels_c cimport fb_periodic_has
+from fastblock._engine.types cimport (GATHER_MAX, SHUFFLE_BYTES, SHUFFLE_PERIOD_SLOTS,
+                                      SHUFFLE_PIECES, SHUFFLE_WINDOWS, ShuffleProgram,
+                                      WIDE_SHUFFLE_BYTES, WIDE_SHUFFLE_WINDOWS, intp)
+from fastblock._engine.kernels_c cimport fb_periodic_has
 
 
 cdef inline bint shuffles_pay(intp copy_bytes) noexcept nogil:
@@ -246,6 +247,21 @@ cdef void pad_to_uniform(ShuffleProgram* prog, int uniform_max) noexcept nogil:
     prog.uniform = most
 
 
+cdef inline void run_source_span(const intp* head, intp pixel_items, intp pixels, intp pixel_step,
+                                 intp width, intp* lowest, intp* highest) noexcept nogil:
+    """The first and last source byte of a run of ``pixels`` pixels whose
+    first pixel's items start at ``head``, each pixel ``pixel_step`` bytes
+    past the one before."""
+    cdef intp i
+    lowest[0] = head[0]
+    highest[0] = head[0]
+    for i in range(pixel_items):
+        lowest[0] = imin(lowest[0], head[i])
+        highest[0] = imax(highest[0], head[i])
+    highest[0] += width - 1 + imax(0, (pixels - 1) * pixel_step)
+    lowest[0] += imin(0, (pixels - 1) * pixel_step)
+
+
 cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, const intp* head,
                         intp head_pixels, intp pixels, intp pixel_items, intp pixel_step, intp width,
                         intp copy_bytes) noexcept nogil:
@@ -265,7 +281,7 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     masks once a run instead of once a table-sized piece of it. Every
     window stays inside the run's source span: the lead's, checked here,
     and the rest's, which may reach back into the lead's."""
-    cdef intp period_pixels, lead, rest_pixels, i, j, lowest, highest, room
+    cdef intp period_pixels, lead, rest_pixels, i, j, lowest = 0, highest = 0, room
     # (pattern may be prog, which plan_shuffle below overwrites.)
     cdef intp period_step = pattern.period_step, advance = pattern.piece_advance
     cdef intp piece_bytes = pattern.piece_bytes
@@ -281,14 +297,7 @@ cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, con
     period_pixels = period * advance // (width * pixel_items)
     if period_step != period_pixels * pixel_step:
         return False
-    # The run's source span: its first pixel's, moved along by the others.
-    lowest = head[0]
-    highest = head[0]
-    for i in range(pixel_items):
-        lowest = imin(lowest, head[i])
-        highest = imax(highest, head[i])
-    highest += width - 1 + imax(0, (pixels - 1) * pixel_step)
-    lowest += imin(0, (pixels - 1) * pixel_step)
+    run_source_span(head, pixel_items, pixels, pixel_step, width, &lowest, &highest)
     # As many periods as leave at most a table of pixels, and no more than
     # keep every window of the last one inside the span.
     lead = (pixels - head_pixels + period_pixels - 1) // period_pixels

@@ -1,7 +1,7 @@
 # Operators as copies: SpaceToDepth, DepthToSpace and Tile as the axes and
 # steps of one copy (copy_parts plans and runs it), which item of the source
 # lands where. NCHW_VECT_C depth_first with bs*bs not a multiple of 4 has no
-# such axes: it runs in _operator_vect_c.pxi.
+# such axes: it runs in _engine/operators/vect_c.pxi.
 #
 # Built in C because the axes are rebuilt on every call: for a tiny input they
 # cost more than the copy, and building them in Python cost ~20 us.
@@ -27,9 +27,9 @@ cdef enum:
     LAYOUT_NCHW_VECT_C = 2
     VECT_C_GROUP = 4
 
-from . import _layouts
+from fastblock import _layouts
 
-from ._engine_types cimport MAX_INPUT_AXES, intp
+from fastblock._engine.types cimport MAX_INPUT_AXES, intp
 
 if ((_layouts.CHANNELS_FIRST, _layouts.CHANNELS_LAST, _layouts.NCHW_VECT_C, _layouts.VECT_C_GROUP)
         != (LAYOUT_CHANNELS_FIRST, LAYOUT_CHANNELS_LAST, LAYOUT_NCHW_VECT_C, VECT_C_GROUP)):

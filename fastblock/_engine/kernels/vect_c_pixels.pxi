@@ -29,9 +29,9 @@
 # stores and loads are masked, so nothing outside the rows is read or
 # written.
 
-from ._engine_types cimport VECT_C_PIXELS_BS, VECT_C_PIXELS_ENTRIES, VECT_C_PIXELS_M, intp
-from ._kernels_c cimport (FB_VECT_C_PIXELS_BUILT, fb_cpu_has_avx512_vbmi, fb_vect_c_pixels,
-                          fb_vect_c_row_planes)
+from fastblock._engine.types cimport VECT_C_PIXELS_BS, VECT_C_PIXELS_ENTRIES, VECT_C_PIXELS_M, intp
+from fastblock._engine.kernels_c cimport (FB_VECT_C_PIXELS_BUILT, fb_cpu_has_avx512_vbmi,
+                                          fb_vect_c_pixels, fb_vect_c_row_planes)
 
 cdef void vect_c_pixel_tables(unsigned char* idx, unsigned long long* masks, intp itemsize,
                               bint to_depth) noexcept:

@@ -1,9 +1,9 @@
-# Planner steps 1 and 2 (_engine_plan.pxi): a copy's axes normalised
+# Planner steps 1 and 2 (_engine/plan/planner.pxi): a copy's axes normalised
 # (collect_axes, sort_axes, merge_axes) and the innermost run folded into
 # the item (fold_item; short_fold_bytes and revisits_source_lines serve
 # plan_unfolded, which weighs the fold).
 
-from ._engine_types cimport Axes, GATHER_MAX, MAX_AXES, Plan, intp
+from fastblock._engine.types cimport Axes, GATHER_MAX, MAX_AXES, Plan, intp
 
 
 cdef int collect_axes(Plan* p, Axes* axes, int ndim, const intp* extents, const intp* src_strides,

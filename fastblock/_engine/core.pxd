@@ -1,5 +1,5 @@
 # What the other modules of fastblock cimport from the engine: a stored
-# program (_engine_program.pxi), run from the front doors' cache.
+# program (_engine/run/program.pxi), run from the front doors' cache.
 cimport numpy as cnp
 
 

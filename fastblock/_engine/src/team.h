@@ -31,7 +31,7 @@
 #define FB_TEAM_PROBATION_RUNS 8
 
 /* The policy's settings: the engine's tune() sets them (their defaults,
-   and why, are in its table of settings, _engine_tuning.pxi); until then
+   and why, are in its table of settings, _engine/tuning.pxi); until then
    the policy is off. */
 typedef struct {
     long long team_late_ns;         /* a wait this long marks a run of spinning helpers late */

@@ -10,7 +10,7 @@
 # those thresholds on, and a copy that large is planned again at each run
 # (a few microseconds against a copy of 4 MiB or more).
 
-from ._engine_types cimport MAX_INPUT_AXES, Plan, intp
+from fastblock._engine.types cimport MAX_INPUT_AXES, Plan, intp
 
 cdef enum:
     # StridedCopies stored by all programs together (a Plan is about 60 KB).

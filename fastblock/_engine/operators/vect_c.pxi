@@ -5,21 +5,21 @@
 # depth group g*M + t // 4, lane t % 4 with t = r*M + B. With 4 not dividing
 # M, t mixes the space lane and the block offset in a way no strided axes
 # describe, so no Plan copies the whole array (every other block copy is
-# axes and steps, _operator_axes.pxi). Instead the copy is cut into blocks
+# axes and steps, _engine/operators/axes.pxi). Instead the copy is cut into blocks
 # of rows of one space group (VectCBlocks), each moved by a few plans or a
 # kernel of its own: tables (VectCRows), register permutes (VectCPixels,
-# _kernel_vect_c_pixels.pxi) or per-thread planes (StagedVectC). The blocks
+# _engine/kernels/vect_c_pixels.pxi) or per-thread planes (StagedVectC). The blocks
 # are the units of the common schedule (copy_team and run_units,
-# _engine_schedule.pxi), as a plan's chunks are: the same small-copy rule,
+# _engine/run/schedule.pxi), as a plan's chunks are: the same small-copy rule,
 # thread policy and calling-thread faults.
 
 from libc.stdlib cimport free, malloc
 
-from ._engine_types cimport (MAX_INPUT_AXES, Plan, VECT_C_PIXELS_BS, VECT_C_PIXELS_ENTRIES, VECT_C_PIXELS_M,
-                             intp)
-from ._kernels_c cimport fb_pages_resident, fb_vect_c_pixels
-from ._memory cimport byte_range
-from ._schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner
+from fastblock._engine.types cimport (MAX_INPUT_AXES, Plan, VECT_C_PIXELS_BS, VECT_C_PIXELS_ENTRIES,
+                                      VECT_C_PIXELS_M, intp)
+from fastblock._engine.kernels_c cimport fb_pages_resident, fb_vect_c_pixels
+from fastblock._memory cimport byte_range
+from fastblock._engine.schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner
 
 
 cdef enum:
@@ -313,7 +313,7 @@ cdef int vect_c_rows_copy(const LogicalView* s, const LogicalView* d, cnp.ndarra
 cdef struct VectCPixels:
     # NCHW_VECT_C depth_first with bs 3 in one pass, either way: the 9 depth
     # rows of a space group and its 3 space rows at a time, by the kernel of
-    # _kernel_vect_c_pixels.pxi, in blocks of rows (the units of run_units).
+    # _engine/kernels/vect_c_pixels.pxi, in blocks of rows (the units of run_units).
     VectCBlocks blocks
     bint to_depth
     intp plane_step, depth_row_step, space_row_step, out_w, itemsize

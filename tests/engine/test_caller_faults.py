@@ -1,6 +1,6 @@
 """A fresh result copied on two threads: the calling thread takes the page
 faults for both, ahead of the other (``run_units`` in
-``fastblock/_engine_schedule.pxi``).
+``fastblock/_engine/run/schedule.pxi``).
 
 Results are compared with the documented formulas in NumPy and with ``np.tile``
 under settings that reach every branch of the hand-over: units far smaller

@@ -1,4 +1,4 @@
-"""Fresh destinations (``fastblock/_kernel_faults.pxi``): before a kernel block
+"""Fresh destinations (``fastblock/_engine/kernels/faults.pxi``): before a kernel block
 writes into memory that is not yet resident, the engine touches the last
 byte of every huge page the block will write, by an atomic OR of zero.
 

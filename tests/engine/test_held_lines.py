@@ -1,5 +1,5 @@
 """Streamed spans that hold their partial last line for the span that
-continues them (``stream_span`` in ``fastblock/_kernel_stream.pxi``).
+continues them (``stream_span`` in ``fastblock/_engine/kernels/stream.pxi``).
 
 A streamed block whose destination span ends mid-line keeps that line's
 bytes back until the next block, which continues the span, completes the

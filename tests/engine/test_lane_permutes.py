@@ -1,5 +1,5 @@
 """Lane transposes by 64-byte permutes (``fb_lanes_rows_wide`` in
-``fastblock/_src/lanes_wide.c``, with AVX-512 VBMI): 2 to 4 lanes of 1- or
+``fastblock/_engine/src/lanes_wide.c``, with AVX-512 VBMI): 2 to 4 lanes of 1- or
 2-byte items, 3 or 4 of 4-byte items, as channels-last pixels become planes
 (a split) and back (an interleave), RGB uint8 images the common case. Rows
 of every length around a step (64 bytes of each lane) run whole steps, then

@@ -1,5 +1,5 @@
 """Lane transposes' rows in groups (``group_lane_rows`` in
-``fastblock/_plan_kernel.pxi``): SpaceToDepth channels-first splits each
+``fastblock/_engine/plan/kernel.pxi``): SpaceToDepth channels-first splits each
 space row's pixels into bs lanes, DepthToSpace interleaves bs lanes into
 them, and the bs rows of a row of blocks are one group, taken whole in
 each row of the kernel's a axis (the space row of blocks), so that a

@@ -1,6 +1,6 @@
 """Lane splits that write a line of each lane at a time (``splits_by_lines``
-in ``fastblock/_plan_lanes.pxi``, ``fb_wide_line_split`` in
-``fastblock/_src/lanes.c``): channels-last pixels of more than 8 channels of
+in ``fastblock/_engine/plan/lanes.pxi``, ``fb_wide_line_split`` in
+``fastblock/_engine/src/lanes.c``): channels-last pixels of more than 8 channels of
 1-, 2- or 4-byte items split into planes whole 4 KiB apart. Each block of
 lanes is transposed into a buffer and every lane's 64 bytes stored in a
 row; the run's tail pixels, and the padded last block of a run that ends

@@ -1,6 +1,6 @@
 """Long gathered runs of repeated items (``plan_long_runs`` in
-``fastblock/_plan_gather.pxi``, ``plan_long_run`` in
-``fastblock/_plan_shuffle.pxi``): Tile of short pixels along the last axis
+``fastblock/_engine/plan/gather.pxi``, ``plan_long_run`` in
+``fastblock/_engine/plan/shuffle.pxi``): Tile of short pixels along the last axis
 ([N, W, C] by (1, 1, r)), whose destination pixels of C * r items read C.
 
 - A run reads at most 4 KiB of source and writes at most a block, so these

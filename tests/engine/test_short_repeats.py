@@ -1,5 +1,5 @@
 """Short repeat axes in the block kernel (``copy_block`` in
-``fastblock/_kernel_block.pxi``): each source item written 2 to 64 times
+``fastblock/_engine/kernels/block.pxi``): each source item written 2 to 64 times
 side by side, as ``fb.repeat(x, "r w -> r (w k)")``, ``fb.tile(x[N, 1],
 (1, k))`` or an upsampling ``(h 2) (w 2)`` asks. With AVX-512 VBMI, packed
 items of up to 64 bytes repeated up to 64 times go through 64-byte

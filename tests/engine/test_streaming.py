@@ -1,4 +1,4 @@
-"""Streamed destinations (``fastblock/_kernel_stream.pxi``): blocks written into a
+"""Streamed destinations (``fastblock/_engine/kernels/stream.pxi``): blocks written into a
 per-thread buffer and streamed out with non-temporal stores.
 
 The engine streams only copies of 8 MiB or more into memory that is already

@@ -1,4 +1,4 @@
-"""The thread policy (fastblock/_src/team.h, docs/threads.md), checked
+"""The thread policy (fastblock/_engine/src/team.h, docs/threads.md), checked
 without timing: a team whose last helper starts late on purpose (the
 ``team_helper_delay_ns`` hook) caps the next calls at the threads that came
 in time, a prompt probe after the back-off brings the whole team back, and

@@ -1,4 +1,4 @@
-"""Staged transposes (``fastblock/_kernel_transpose.pxi``): kernel blocks whose
+"""Staged transposes (``fastblock/_engine/kernels/transpose.pxi``): kernel blocks whose
 source is contiguous along some axes and whose destination along others,
 rows and items each possibly made of several axes (a Fortran-order input's
 N and C). Each case first checks that the planner hands it to the transpose

@@ -1,5 +1,5 @@
 """NCHW_VECT_C depth_first SpaceToDepth and DepthToSpace with bs 3 in one
-pass (``fastblock/_kernel_vect_c_pixels.pxi``, VectCPixels in ``_operator_vect_c.pxi``): the 9
+pass (``fastblock/_engine/kernels/vect_c_pixels.pxi``, VectCPixels in ``_engine/operators/vect_c.pxi``): the 9
 depth rows and 3 space rows of a block row at a time, by byte permutes of
 AVX-512 VBMI.
 

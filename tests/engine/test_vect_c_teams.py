@@ -1,4 +1,4 @@
-"""The NCHW_VECT_C depth_first runners (``fastblock/_operator_vect_c.pxi``:
+"""The NCHW_VECT_C depth_first runners (``fastblock/_engine/operators/vect_c.pxi``:
 tables, register permutes, planes) on the common schedule: whether their
 blocks of rows run on a thread team follows the engine's
 ``parallel_min_bytes`` setting and the call's thread count, as a copy

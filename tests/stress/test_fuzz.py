@@ -12,7 +12,7 @@ inputs and outputs that are views of a larger buffer (axes permuted, steps of
 input; valid and wrong ``block_size``, ``repeats``, ``mode``, ``data_format``,
 ``num_threads`` and ``out`` (wrong types, negative, huge, near 2**31, 2**63,
 2**64). Some inputs are large enough (> 256 KiB) to run on several threads,
-and half the calls stream their destination (``_kernel_stream.pxi``), which
+and half the calls stream their destination (``_engine/kernels/stream.pxi``), which
 the engine would otherwise do only for copies of 8 MiB or more.
 ``tests/stress/fuzz_oracle.py`` says what each call must do.
 

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Smoke-run the asv benchmark suite (asv_bench/) against the fastblock that
-# is installed in the active environment: `asv check`, then every benchmark
-# once (`asv run --python=same --quick`). Fails if any benchmark errors.
-# Run from the repository root after the package is installed; takes about
-# 2 minutes on 2 cores (the 64 MiB cases dominate).
+# is installed in the active environment: the tests of the speed reports'
+# own code (tests/bench, marked speed_reports: the README's test run leaves
+# them here), `asv check`, then every benchmark once (`asv run
+# --python=same --quick`). Fails if a test fails or a benchmark errors.
+# Run from the repository root after the package is installed; its time is
+# printed by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! python -c "import asv" 2>/dev/null; then
   python -m pip install -q "asv>=0.6.6"
 fi
+
+python -m pytest tests/bench -m speed_reports -q -p no:cacheprovider
 
 cd asv_bench
 python -m asv --version

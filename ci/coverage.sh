@@ -42,9 +42,9 @@
 #   given), FASTBLOCK_FUZZ_EXAMPLES (the fuzz budget, default 200 here),
 #   PYTHON, CC, GCOV (must match the compiler: gcov for gcc).
 #
-# * The tests: those that reach the engine's C, as in ci/sanitize.sh
-#   (tests/engine, tests/stress, tests/api/test_every_family.py), the drawn
-#   ones with the commit's seed + 2, and the stress harness for 30 s.
+# * The tests: those that reach the engine's C (engine_tests in
+#   ci/scratch_tree.sh), the drawn ones with the commit's seed + 2, and the
+#   stress harness for 30 s.
 #
 # Its time is printed at its end and by .ci/run.
 set -euo pipefail
@@ -112,9 +112,7 @@ EOF
 find "$tree" -name '*.gcda' -delete
 
 echo "== running the tests"
-if [ "$#" -eq 0 ]; then
-  set -- tests/engine tests/stress tests/api/test_every_family.py -q -p no:cacheprovider
-fi
+if [ "$#" -eq 0 ]; then set -- "${engine_tests[@]}" -q -p no:cacheprovider; fi
 test_start=$(date +%s)
 status=0
 (cd "$tree" && "$python" -m pytest "$@") || status=$?

@@ -29,10 +29,8 @@
 #   log_path and writes to the process's stderr (fd 2), so pytest captures
 #   only Python's sys.stderr here (--capture=sys): a report that stops the
 #   process would otherwise be swallowed with pytest's captured fd.
-# * The tests that reach the engine's C: tests/engine, tests/stress (the
-#   stress harness, the fuzz and the properties) and one case of every
-#   operator, kernel family and item width (tests/api/test_every_family.py).
-#   The drawn kernel-edge tests (tests/draws.py) draw with the commit's
+# * The tests that reach the engine's C (engine_tests in
+#   ci/scratch_tree.sh). The drawn kernel-edge tests (tests/draws.py) draw with the commit's
 #   seed + 1, so this run checks other cases than the main job's.
 # * Environment knobs: FASTBLOCK_SANITIZE_DIR (scratch directory, kept when
 #   given), FASTBLOCK_FUZZ_EXAMPLES (the fuzz budget, default 200 here),
@@ -101,7 +99,7 @@ export FASTBLOCK_UNDER_ASAN=1  # tests/engine/test_leaks.py: no RSS checks (ASan
 export FASTBLOCK_FUZZ_EXAMPLES=${FASTBLOCK_FUZZ_EXAMPLES:-200}
 # The stress harness's budget here (tests/stress/test_stress.py; ci/stress.sh runs
 # it longer against the normal build).
-export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-100}
+export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-60}
 # Its seed: from the commit (past the seeds of ci/stress.sh's workers), as the copy has no .git.
 if [ -z "${FASTBLOCK_STRESS_SEED:-}" ] && head=$(git -C "$root" rev-parse HEAD 2>/dev/null); then
   export FASTBLOCK_STRESS_SEED=$(( 16#${head:0:8} + 100 ))
@@ -123,9 +121,9 @@ EOF
 
 echo "== running the tests under ASan + UBSan"
 status=0
-# (OpenVINO's runtime, uninstrumented C++ with its own plugin loader, exits
-# the process under a preloaded ASan runtime: none of these tests uses it.)
-if [ "$#" -eq 0 ]; then set -- tests/engine tests/stress tests/api/test_every_family.py; fi
+# (engine_tests leaves out OpenVINO, whose uninstrumented runtime exits the
+# process under a preloaded ASan runtime, and PyTorch.)
+if [ "$#" -eq 0 ]; then set -- "${engine_tests[@]}"; fi
 (cd "$tree" && "$python" -m pytest -q -p no:cacheprovider --capture=sys "$@") || status=$?
 
 # With allocator_may_return_null=1 ASan still logs one line per refused

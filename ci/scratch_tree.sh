@@ -1,6 +1,19 @@
 # Sourced by the CI jobs that build in a scratch copy of the tree
 # (ci/sanitize.sh, ci/coverage.sh, ci/pythons.sh, ci/wheel.sh); not a job.
-# It defines work_dir, copy_tree and build_requirements.
+# It defines work_dir, copy_tree, build_requirements and engine_tests.
+
+# The tests that reach the engine's C, for the sanitized and the coverage
+# builds: the engine tests, the stress harness, the fuzz and the
+# properties, one case of every operator, kernel family and item width,
+# and the operators' own tests (their fast-path programs, NCHW_VECT_C
+# copies and out= views), less the comparisons with OpenVINO and PyTorch
+# (their runtimes are not instrumented; OpenVINO's exits under ASan).
+# shellcheck disable=SC2034  # used by the scripts that source this one
+engine_tests=(
+  tests/engine tests/stress tests/api/test_every_family.py tests/api/test_block_ops.py
+  tests/api/test_tile.py tests/api/test_dtypes.py tests/api/test_layouts_out_threads.py
+  -k "not openvino and not torch"
+)
 
 # work_dir NAME KEEP: prints the job's work directory: KEEP if set (made if
 # missing, kept afterwards), else a new temporary one, which the caller

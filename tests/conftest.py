@@ -17,6 +17,17 @@ if os.path.isdir(_ASV_BENCH) and _ASV_BENCH not in sys.path:
     sys.path.insert(0, _ASV_BENCH)
 
 
+_BENCH_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench") + os.sep
+
+
+def pytest_collection_modifyitems(config, items):
+    """tests/bench tests the speed reports, not the library: marked
+    speed_reports, which the README's run leaves to the asv job."""
+    for item in items:
+        if str(item.path).startswith(_BENCH_TESTS):
+            item.add_marker(pytest.mark.speed_reports)
+
+
 def pytest_report_header(config):
     drawn = "every case" if EVERY_CASE else f"a draw, seed {SEED}"
     return [f"fastblock {fb.__version__}; kernel-edge tests (tests/draws.py): {drawn}"

@@ -24,6 +24,7 @@ product instead (about 30,000 cases; minutes).
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 import os
 import subprocess
@@ -84,16 +85,24 @@ def draw_cases(name: str, axes: dict, cases: int, cover=None, path=None, seed: i
                 seen.add(label)
                 chosen[row] = None
     groups = [tuple(keys.index(k) for k in group) for group in (cover or [(k,) for k in keys])]
-    uncovered = {(g, tuple(row[k] for k in g)) for g in groups for row in full}
-    for row in list(chosen):
-        uncovered -= {(g, tuple(row[k] for k in g)) for g in groups}
-    for row in order:
-        if not uncovered:
-            break
-        covers = {(g, tuple(row[k] for k in g)) for g in groups} & uncovered
-        if covers:
-            chosen[row] = None
-            uncovered -= covers
+    combinations = [frozenset((g, tuple(row[k] for k in g)) for g in groups) for row in order]
+    uncovered = set().union(*combinations)
+    for row in chosen:
+        uncovered -= combinations[order.index(row)]
+    # Greedy: the case that covers the most combinations not yet drawn (the
+    # first in the shuffled order among equals), until all are. Lazily: a
+    # case's count only falls, so one popped whose fresh count still leads
+    # is the best.
+    heap = [(-len(c & uncovered), i) for i, c in enumerate(combinations)]
+    heapq.heapify(heap)
+    while uncovered:
+        _, i = heapq.heappop(heap)
+        gain = len(combinations[i] & uncovered)
+        if heap and gain < -heap[0][0]:
+            heapq.heappush(heap, (-gain, i))
+            continue
+        chosen[order[i]] = None
+        uncovered -= combinations[i]
     for row in order:
         if len(chosen) >= cases:
             break

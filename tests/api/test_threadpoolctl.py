@@ -42,7 +42,7 @@ def test_set_num_threads_and_num_threads_take_precedence():
 def test_threadpool_info_lists_the_engines_openmp():
     infos = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "openmp"]
     assert infos, threadpoolctl.threadpool_info()
-    linked = subprocess.run(["ldd", _engine.__file__], capture_output=True, text=True).stdout
+    linked = subprocess.run(["ldd", _engine.core.__file__], capture_output=True, text=True).stdout
     assert any(os.path.basename(i["filepath"]).split(".so")[0] in linked for i in infos), (infos, linked)
 
 

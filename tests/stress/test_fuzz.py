@@ -16,7 +16,7 @@ and half the calls stream their destination (``_engine/kernels/stream.pxi``), wh
 the engine would otherwise do only for copies of 8 MiB or more.
 ``tests/stress/fuzz_oracle.py`` says what each call must do.
 
-Budget: ``FASTBLOCK_FUZZ_EXAMPLES`` examples per test (default 200: a few
+Budget: ``FASTBLOCK_FUZZ_EXAMPLES`` examples per test (default 100: a few
 seconds on 2 cores; Hypothesis draws other examples on every run). The long run, on demand::
 
     FASTBLOCK_FUZZ_EXAMPLES=20000 python -m pytest tests/stress/test_fuzz.py -p no:cacheprovider
@@ -39,7 +39,7 @@ import fastblock as fb
 from fastblock import _engine
 from fuzz_oracle import COUNTS, ERROR_PATHS, FORMATS, Case, check, fill, is_integer
 
-EXAMPLES = int(os.environ.get("FASTBLOCK_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("FASTBLOCK_FUZZ_EXAMPLES", "100"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -13,7 +13,7 @@ COMPILED_ONLY = ("_engine/core", "_memory", "_fastpath")
 def _is_built(package_dir: str, name: str) -> bool:
     """Whether the compiled module ``name`` (a path under the package) is there."""
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-    folder, _, module = os.path.join(package_dir, name).rpartition("/")
+    folder, module = os.path.split(os.path.join(package_dir, *name.split("/")))
     return os.path.isdir(folder) and any(
         entry.partition(".")[0] == module and entry.endswith(suffixes) for entry in os.listdir(folder))
 

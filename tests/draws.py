@@ -20,7 +20,7 @@ prints it in its header and beside every failure of a drawn test
 ``FASTBLOCK_TEST_SEED=N pytest "tests/...::test_x[case]"`` replays it.
 So each commit checks other combinations, and over many commits they cover
 all of them. ``FASTBLOCK_TEST_DRAWS=all`` runs every test's whole cross
-product instead (about 30,000 cases; minutes).
+product instead (tens of thousands of cases; minutes).
 """
 from __future__ import annotations
 
@@ -76,19 +76,20 @@ def draw_cases(name: str, axes: dict, cases: int, cover=None, path=None, seed: i
         return [tuple(v[i] for v, i in zip(values, row)) for row in full]
     rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
     order = [full[i] for i in rng.permutation(len(full))]
-    chosen: dict[tuple, None] = {}
+    # The drawn cases, as places in ``order``, in the order drawn.
+    chosen: dict[int, None] = {}
     if path is not None:
         seen = set()
-        for row in order:
-            label = path(*(v[i] for v, i in zip(values, row)))
+        for i, row in enumerate(order):
+            label = path(*(v[k] for v, k in zip(values, row)))
             if label not in seen:
                 seen.add(label)
-                chosen[row] = None
+                chosen[i] = None
     groups = [tuple(keys.index(k) for k in group) for group in (cover or [(k,) for k in keys])]
     combinations = [frozenset((g, tuple(row[k] for k in g)) for g in groups) for row in order]
     uncovered = set().union(*combinations)
-    for row in chosen:
-        uncovered -= combinations[order.index(row)]
+    for i in chosen:
+        uncovered -= combinations[i]
     # Greedy: the case that covers the most combinations not yet drawn (the
     # first in the shuffled order among equals), until all are. Lazily: a
     # case's count only falls, so one popped whose fresh count still leads
@@ -101,13 +102,13 @@ def draw_cases(name: str, axes: dict, cases: int, cover=None, path=None, seed: i
         if heap and gain < -heap[0][0]:
             heapq.heappush(heap, (-gain, i))
             continue
-        chosen[order[i]] = None
+        chosen[i] = None
         uncovered -= combinations[i]
-    for row in order:
+    for i in range(len(order)):
         if len(chosen) >= cases:
             break
-        chosen.setdefault(row, None)
-    return [tuple(v[i] for v, i in zip(values, row)) for row in chosen]
+        chosen.setdefault(i, None)
+    return [tuple(v[k] for v, k in zip(values, order[i])) for i in chosen]
 
 
 def _case_id(value):

@@ -9,15 +9,21 @@ Set ``FASTBLOCK_NO_OPENMP=1`` to force that path, and ``FASTBLOCK_SANITIZE``
 place of ``-O3``, ``--coverage`` when linking; see ci/coverage.sh). Both
 apply to the engine's C sources in fastblock/_engine/src as well.
 """
+import concurrent.futures
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 
 import numpy
+from Cython import __version__ as cython_version
 from Cython.Build import cythonize
+from Cython.Build.Dependencies import create_dependency_tree
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -66,18 +72,49 @@ def openmp_flags():
 ENGINE_C_DIR = os.path.join("fastblock", "_engine", "src")
 ENGINE_C_SOURCES = sorted(
     os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(".c"))
+ENGINE_C_HEADERS = sorted(
+    os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(".h"))
 ENGINE_C_WARNINGS = ["-Wall", "-Wextra"]
 
+# No debug information: Python's CFLAGS carry -g, which makes the build about
+# 1.4 times slower (src/lanes.c: 70 s against 51 s) and the module larger,
+# for the same machine code (.text identical with and without). The
+# sanitizer build adds -g back after it.
+NO_DEBUG_INFO = ["-g0"]
 
-# Compile the extensions side by side, one per core: the engine is most of
-# the work (its C is one translation unit), the eleven others go beside it.
+
+# Compile side by side, one compiler per core: the extensions, and within the
+# engine its C files (src/lanes.c alone is about 50 s at -O3, the C Cython
+# generates for core.pyx about 20 s, on the 2-core CI machine).
 BUILD_JOBS = os.cpu_count() or 1
+COMPILER_SLOTS = threading.BoundedSemaphore(BUILD_JOBS)
+
+# Where an in-place or editable build notes what it built (build/ is ignored
+# by git): one JSON file per extension, see BuildExt.reuse_inplace.
+BUILD_NOTES_DIR = os.path.join("build", "fastblock-built")
+
+
+def file_sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 class BuildExt(build_ext):
-    """build_ext that adds ENGINE_C_WARNINGS to the engine's own C files
-    only (the C that Cython generates is not written to be -Wextra clean),
-    and builds BUILD_JOBS extensions at a time unless told (``-j``)."""
+    """build_ext that
+    * adds ENGINE_C_WARNINGS to the engine's own C files only (the C that
+      Cython generates is not written to be -Wextra clean);
+    * builds BUILD_JOBS extensions at a time unless told (``-j``), compiles
+      an extension's C files side by side, and runs at most BUILD_JOBS
+      compilers at once;
+    * in an in-place or editable build (``pip install -e .``, which builds
+      into a fresh temporary directory every time), reuses the module
+      already in the source tree when it is the one this build would make:
+      the same bytes as the last build noted, made from files with the same
+      contents, by the same compiler and flags, for the same Python, NumPy
+      and Cython (build_facts). Any change rebuilds."""
 
     def finalize_options(self):
         super().finalize_options()
@@ -90,9 +127,94 @@ class BuildExt(build_ext):
             def compile_with_warnings(obj, src, ext, cc_args, extra_postargs, pp_opts):
                 if os.path.normpath(src).startswith(ENGINE_C_DIR + os.sep):
                     extra_postargs = list(extra_postargs) + ENGINE_C_WARNINGS
-                compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts)
+                with COMPILER_SLOTS:
+                    compile_one(obj, src, ext, cc_args, extra_postargs, pp_opts)
             self.compiler._compile = compile_with_warnings
+            self.compiler.compile = self.compile_side_by_side
         super().build_extensions()
+
+    def compile_side_by_side(self, sources, output_dir=None, macros=None, include_dirs=None,
+                             debug=False, extra_preargs=None, extra_postargs=None, depends=None):
+        """CCompiler.compile with its files compiled on BUILD_JOBS threads
+        (each waits for a free COMPILER_SLOTS slot)."""
+        compiler = self.compiler
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs)
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+
+        def compile_object(obj):
+            src, ext = build[obj]
+            compiler._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+
+        with concurrent.futures.ThreadPoolExecutor(BUILD_JOBS) as pool:
+            list(pool.map(compile_object, [obj for obj in objects if obj in build]))
+        return objects
+
+    def run(self):
+        # setuptools' run clears self.inplace while it builds into build_lib,
+        # then copies the modules into the source tree.
+        self.into_tree = bool(self.inplace)
+        super().run()
+
+    def build_extension(self, ext):
+        if self.into_tree and self.reuse_inplace(ext):
+            return
+        super().build_extension(ext)
+        if self.into_tree:
+            self.note_built(ext)
+
+    def paths(self, ext):
+        """(module in the source tree, module in build_lib, build note)."""
+        filename = self.get_ext_filename(self.get_ext_fullname(ext.name))
+        return (filename, os.path.join(self.build_lib, filename),
+                os.path.join(BUILD_NOTES_DIR, ext.name + ".json"))
+
+    def build_facts(self, ext):
+        """What the module's bytes depend on: the contents of the project
+        files it is made from (its Cython source and what that cimports or
+        includes, by Cython's own dependency tree; its C files and headers),
+        the versions of Python, NumPy and Cython, the compiler and flags."""
+        cython_source = ext.cython_source
+        generated_c = os.path.splitext(cython_source)[0] + ".c"
+        inputs = {"setup.py", cython_source, *(ext.depends or []),
+                  *(path for path in ext.sources if path != generated_c),
+                  *create_dependency_tree().all_dependencies(cython_source)}
+        # Files outside the project (NumPy's headers, Cython's and NumPy's
+        # .pxd files; cythonize lists them in depends) go with their versions.
+        inputs = sorted(path for path in inputs if not os.path.isabs(path))
+        numpy_include = numpy.get_include()
+        return {
+            "python": sys.version,
+            "numpy": numpy.__version__,
+            "cython": cython_version,
+            "compiler": list(self.compiler.compiler_so),
+            "linker": list(self.compiler.linker_so),
+            "compile_args": list(ext.extra_compile_args or []),
+            "link_args": list(ext.extra_link_args or []),
+            "macros": [list(m) for m in ext.define_macros or []],
+            "include_dirs": ["<numpy>" if d == numpy_include else d for d in ext.include_dirs or []],
+            "inputs": {path: file_sha256(path) for path in inputs},
+        }
+
+    def reuse_inplace(self, ext):
+        inplace, built, note = self.paths(ext)
+        try:
+            with open(note) as f:
+                noted = json.load(f)
+            current = noted["facts"] == self.build_facts(ext) and noted["sha256"] == file_sha256(inplace)
+        except (OSError, ValueError, KeyError):
+            current = False
+        if current:
+            print(f"fastblock: {inplace} is up to date (its inputs and flags are those noted in {note})")
+            self.mkpath(os.path.dirname(built))
+            shutil.copy2(inplace, built)
+        return current
+
+    def note_built(self, ext):
+        _, built, note = self.paths(ext)
+        os.makedirs(BUILD_NOTES_DIR, exist_ok=True)
+        with open(note, "w") as f:
+            json.dump({"facts": self.build_facts(ext), "sha256": file_sha256(built)}, f, indent=1)
 
 
 def extensions():
@@ -100,7 +222,7 @@ def extensions():
     # -falign-loops=64: the engine's tight item loops are a few instructions
     # long, and one that straddled a 64-byte code line ran up to 1.7 times
     # slower; any edit elsewhere in the engine can move a loop there.
-    compile_args = ["-O3", "-falign-loops=64"]
+    compile_args = ["-O3", "-falign-loops=64", *NO_DEBUG_INFO]
     link_args = []
     omp = openmp_flags()
     if omp is None:
@@ -125,12 +247,14 @@ def extensions():
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=compile_args,
         extra_link_args=link_args,
+        # The C files include these headers; Cython tracks its own .pxd/.pxi.
+        depends=ENGINE_C_HEADERS,
     )
     # The front doors are plain Python, compiled by Cython as well: a call on
     # a tiny array is mostly argument checking, and compiled it costs a
     # fraction of the interpreted time. The .py files stay the source.
     front_doors = [
-        Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2"])
+        Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2", *NO_DEBUG_INFO])
         for name in ("_api", "_validate", "_strided_copy", "_layouts", "_execute", "_threads", "_interop",
                      "_rearrange", "_permute")
     ]
@@ -141,10 +265,11 @@ def extensions():
         Extension(f"fastblock.{name}", [f"fastblock/{name}.pyx"],
                   include_dirs=[numpy.get_include(), "fastblock"],
                   define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                  extra_compile_args=["-O2"])
+                  extra_compile_args=["-O2", *NO_DEBUG_INFO])
         for name in ("_memory", "_fastpath")
     ]
-    return cythonize(
+    sources = {ext.name: ext.sources[0] for ext in [engine, *front_doors, *array_helpers]}
+    built = cythonize(
         [engine, *front_doors, *array_helpers],
         nthreads=BUILD_JOBS,
         # Safe directives for every module: the compiled .py modules keep
@@ -154,6 +279,9 @@ def extensions():
         compiler_directives={"language_level": 3, "embedsignature": True,
                              "annotation_typing": False},
     )
+    for ext in built:
+        ext.cython_source = sources[ext.name]
+    return built
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

@@ -45,7 +45,9 @@ copy_tree "$root" "$work/tree"
 (cd "$work/tree" && find fastblock tests asv_bench -type f && printf '%s\n' setup.py pyproject.toml README.md MANIFEST.in) \
   >"$work/expected.txt"
 
-if ! "$python" -c "import build" 2>/dev/null; then
+# (from build import ...: a build/ folder in the current directory imports
+# as an empty namespace package named build.)
+if ! "$python" -c "from build import ProjectBuilder" 2>/dev/null; then
   "$python" -m pip install -q build
 fi
 echo "== python -m build: the sdist, and the wheel from it $(elapsed)"

@@ -70,10 +70,9 @@ def openmp_flags():
 # The engine's hand-written C (declared to Cython in fastblock/_engine/kernels_c.pxd):
 # compiled with the engine's flags, and warned about as C (BuildExt).
 ENGINE_C_DIR = os.path.join("fastblock", "_engine", "src")
-ENGINE_C_SOURCES = sorted(
-    os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(".c"))
-ENGINE_C_HEADERS = sorted(
-    os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(".h"))
+ENGINE_C_SOURCES, ENGINE_C_HEADERS = (
+    sorted(os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(suffix))
+    for suffix in (".c", ".h"))
 ENGINE_C_WARNINGS = ["-Wall", "-Wextra"]
 
 # No debug information: Python's CFLAGS carry -g, which makes the build about

@@ -2,7 +2,7 @@
 
 Every case is computed on Dask's threaded scheduler; a subset again on a
 ``dask.distributed.LocalCluster`` with two worker processes, started and
-closed by this module.
+closed by this module (marked slow: ci/slow_tests.sh runs them).
 """
 import inspect
 import subprocess
@@ -499,6 +499,7 @@ def client():
             yield c
 
 
+@pytest.mark.slow
 @drawn(2, op=list(OPS), mode=MODES)
 def test_local_cluster(client, op, mode):
     """Every layout and rank, aligned and misaligned chunks, object and
@@ -524,6 +525,7 @@ def test_local_cluster(client, op, mode):
             same(result, ref(a, 2, mode, data_format))
 
 
+@pytest.mark.slow
 def test_local_cluster_tile_and_round_trip(client):
     a = make_values(6 * 5, object).reshape(6, 5)
     cases = [((2, 5), (3, 4)), ((3, 2), (2, 1, 2)), (-1, (7, 0)), (-1, (4, 3))]

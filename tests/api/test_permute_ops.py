@@ -585,6 +585,7 @@ def _openvino():
             lambda x, *a: run(ops2.batch_to_space, x, *a))
 
 
+@pytest.mark.slow  # compiles 15 OpenVINO models per dtype (0.7 s)
 @pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.int64, np.float16])
 def test_batch_ops_match_openvino(dtype):
     ov_s2b, ov_b2s = _openvino()

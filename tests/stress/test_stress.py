@@ -1,6 +1,6 @@
 """The differential stress harness (tests/stress/stress.py), for a time budget.
 
-``FASTBLOCK_STRESS_SECONDS`` sets the budget (default 5 s, a taste in the
+``FASTBLOCK_STRESS_SECONDS`` sets the budget (default 2 s, a taste in the
 README's test run; CI runs ``ci/stress.sh`` for minutes), ``FASTBLOCK_STRESS_SEED`` the seed (default:
 from the commit, so each commit draws new cases). A failure lists the
 ``--replay`` line of every run that failed.
@@ -15,7 +15,7 @@ import pytest
 
 import stress
 
-SECONDS = float(os.environ.get("FASTBLOCK_STRESS_SECONDS", "5"))
+SECONDS = float(os.environ.get("FASTBLOCK_STRESS_SECONDS", "2"))
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="guard pages through mprotect")

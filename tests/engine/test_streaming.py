@@ -174,3 +174,19 @@ def test_new_results_are_right_whether_or_not_they_stream():
     np.testing.assert_array_equal(fb.space_to_depth(x, 2), space_to_depth_ref(x, 2))
     np.testing.assert_array_equal(fb.depth_to_space(x, 2, "depth_first"),
                                   depth_to_space_ref(x, 2, "depth_first"))
+
+
+
+@pytest.mark.parametrize("width", [8, 12, 16, 24, 40])
+def test_streamed_transposes_of_a_few_items(width):
+    """Streamed transposes whose last blocks are a row or two of a few
+    items: a block's whole result may lie before the destination's next
+    line boundary, or leave no whole line between its partial ends
+    (fastblock/_engine/src/stream.h, fb_stream_lines). Every offset in a
+    line that matters to an item of ``width`` bytes, every block remainder."""
+    for shape in [(9, 2), (2, 9), (17, 3), (3, 17), (33, 1), (1, 33), (9, 9), (17, 17),
+                  (10, 3), (3, 10)]:
+        x = _values(shape, f"V{width}")
+        for offset in [0, 8, 40, 56]:
+            _check_into(lambda out: fb.transpose(x, (1, 0), out=out, num_threads=1),
+                        np.ascontiguousarray(x.T), offset)

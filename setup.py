@@ -74,6 +74,8 @@ ENGINE_C_SOURCES, ENGINE_C_HEADERS = (
     sorted(os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(suffix))
     for suffix in (".c", ".h"))
 ENGINE_C_WARNINGS = ["-Wall", "-Wextra"]
+# The counters that Python threads share (the engine and the fast path).
+SHARED_STATE_HEADER = os.path.join("fastblock", "_engine", "shared_state.h")
 
 # No debug information: Python's CFLAGS carry -g, which makes the build about
 # 1.4 times slower (src/lanes.c: 70 s against 51 s) and the module larger,
@@ -247,7 +249,7 @@ def extensions():
         extra_compile_args=compile_args,
         extra_link_args=link_args,
         # The C files include these headers; Cython tracks its own .pxd/.pxi.
-        depends=ENGINE_C_HEADERS,
+        depends=[*ENGINE_C_HEADERS, SHARED_STATE_HEADER],
     )
     # The front doors are plain Python, compiled by Cython as well: a call on
     # a tiny array is mostly argument checking, and compiled it costs a
@@ -262,9 +264,9 @@ def extensions():
     # fast path, which cimports the engine's stored programs).
     array_helpers = [
         Extension(f"fastblock.{name}", [f"fastblock/{name}.pyx"],
-                  include_dirs=[numpy.get_include(), "fastblock"],
+                  include_dirs=[numpy.get_include(), "fastblock", os.path.join("fastblock", "_engine")],
                   define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                  extra_compile_args=["-O2", *NO_DEBUG_INFO])
+                  extra_compile_args=["-O2", *NO_DEBUG_INFO], depends=[SHARED_STATE_HEADER])
         for name in ("_memory", "_fastpath")
     ]
     sources = {ext.name: ext.sources[0] for ext in [engine, *front_doors, *array_helpers]}
@@ -274,9 +276,11 @@ def extensions():
         # Safe directives for every module: the compiled .py modules keep
         # Python semantics exactly (type hints are hints, not C types). The
         # engine turns off bounds checks, negative indexing and Python
-        # division in its own header.
+        # division in its own header. Every module is declared safe without
+        # the GIL (free-threaded CPython): what Python threads share is
+        # guarded (docs/threads.md), and importing fastblock leaves the GIL off.
         compiler_directives={"language_level": 3, "embedsignature": True,
-                             "annotation_typing": False},
+                             "annotation_typing": False, "freethreading_compatible": True},
     )
     for ext in built:
         ext.cython_source = sources[ext.name]

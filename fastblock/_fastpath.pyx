@@ -29,6 +29,7 @@ from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
 from ._engine.core cimport CopyProgram
+from ._engine.shared_state cimport FB_SHARED_ADD, FB_SHARED_LOAD, FB_SHARED_STORE
 from ._memory cimport is_clear_destination
 
 from . import _engine, _threads
@@ -79,10 +80,15 @@ cdef object openmp_max_threads = _engine.openmp_max_threads
 # _threads._effective's cap on a call's threads (a constant of the process).
 cdef long max_threads = _threads._MAX_THREADS
 
-cdef bint on = True
+# Shared by every calling thread (_engine/shared_state.h: atomics where
+# there is no GIL). A slot holds an Entry or None; an Entry does not change
+# once it is in a slot (but its ``used``), and a thread that finds one
+# keeps it alive by its own reference while it runs it.
+cdef Py_ssize_t on = 1
 cdef list slots = [None] * SLOTS
-cdef unsigned long long clock = 0
-cdef Py_ssize_t n_hits = 0, n_stored = 0
+# Ticks once per call run from here or stored: an entry's ``used`` is the
+# tick of its last call, and the hits are the ticks less the stores.
+cdef Py_ssize_t clock = 0, n_stored = 0
 
 
 cdef class Entry:
@@ -98,7 +104,7 @@ cdef class Entry:
     cdef intp out_strides[MAX_DIMS]
     cdef intp result_dims[MAX_DIMS]
     cdef CopyProgram program
-    cdef unsigned long long used
+    cdef Py_ssize_t used
 
 
 # Marks a keyword dict in a stored key: (KEYWORDS, count, name, length, ...).
@@ -264,7 +270,6 @@ def call(int op, tuple args, x, out, num_threads, prepare):
     ``out`` and ``num_threads``), or None: the call needs the general path.
     ``prepare(x, *args)``: the operator's checked call (a
     ``_strided_copy.Prepared``), asked on the first call of a key."""
-    global clock, n_hits
     cdef cnp.ndarray src, dst = None
     cdef cnp.PyArray_Descr* descr
     cdef Entry entry
@@ -272,7 +277,7 @@ def call(int op, tuple args, x, out, num_threads, prepare):
     cdef long n_threads
     cdef intp src_align, out_align = 0
     cdef Py_hash_t h
-    if not on or type(x) is not cnp.ndarray:
+    if not FB_SHARED_LOAD(&on) or type(x) is not cnp.ndarray:
         return None
     src = <cnp.ndarray>x
     ndim = cnp.PyArray_NDIM(src)
@@ -326,9 +331,7 @@ def call(int op, tuple args, x, out, num_threads, prepare):
             if not is_clear_destination(dst, src):
                 return None
             result = out
-        clock += 1
-        entry.used = clock
-        n_hits += 1
+        FB_SHARED_STORE(&entry.used, FB_SHARED_ADD(&clock, 1) + 1)
         entry.program.run(<char*>cnp.PyArray_DATA(src),
                           <char*>cnp.PyArray_DATA(<cnp.ndarray>result), n_threads)
         return result
@@ -340,7 +343,6 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
                        intp out_align):
     """A key's first call: prepared, stored and run, or None (the general
     path decides, and words any error)."""
-    global clock, n_stored
     cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
     cdef Entry entry = Entry.__new__(Entry)
     cdef int k, slot
@@ -393,15 +395,14 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
         entry.out_ndim = cnp.PyArray_NDIM(dst)
         for k in range(entry.out_ndim):
             entry.out_strides[k] = cnp.PyArray_STRIDES(dst)[k]
-    clock += 1
-    entry.used = clock
+    entry.used = FB_SHARED_ADD(&clock, 1) + 1
     # The way not used longest gives way.
     slot = <int>(<size_t>h & (SLOTS - 1))
-    if slots[slot] is not None and (slots[slot ^ 1] is None
-                                    or (<Entry>slots[slot ^ 1]).used < (<Entry>slots[slot]).used):
+    first, second = slots[slot], slots[slot ^ 1]
+    if first is not None and (second is None or used(second) < used(first)):
         slot ^= 1
     slots[slot] = entry
-    n_stored += 1
+    FB_SHARED_ADD(&n_stored, 1)
     entry.program.run(<char*>cnp.PyArray_DATA(src),
                       <char*>cnp.PyArray_DATA(<cnp.ndarray>result), <int>n_threads)
     return result
@@ -411,15 +412,20 @@ cdef void make_room():
     """Forget the quarter of the entries used longest ago: their stored
     plans go with them, and newer calls get theirs (the engine stores a
     bounded number)."""
-    cdef list used = sorted([(<Entry>entry).used for entry in slots if entry is not None])
-    cdef unsigned long long cutoff
+    cdef list ticks = sorted([used(entry) for entry in slots if entry is not None])
+    cdef Py_ssize_t cutoff
     cdef int k
-    if not used:
+    if not ticks:
         return
-    cutoff = used[len(used) // 4]
+    cutoff = ticks[len(ticks) // 4]
     for k in range(SLOTS):
-        if slots[k] is not None and (<Entry>slots[k]).used <= cutoff:
+        entry = slots[k]
+        if entry is not None and used(entry) <= cutoff:
             slots[k] = None
+
+
+cdef inline Py_ssize_t used(object entry) noexcept:
+    return FB_SHARED_LOAD(&(<Entry>entry).used)
 
 
 class enabled:
@@ -429,20 +435,18 @@ class enabled:
     the stress harness and benchmarks."""
 
     def __init__(self, setting=None):
-        global on
-        self.before = on
+        self.before = FB_SHARED_LOAD(&on)
         if setting is not None:
-            on = bool(setting)
+            FB_SHARED_STORE(&on, bool(setting))
 
     def __bool__(self):
-        return bool(on)
+        return bool(FB_SHARED_LOAD(&on))
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        global on
-        on = self.before
+        FB_SHARED_STORE(&on, self.before)
         return False
 
 
@@ -456,5 +460,6 @@ def clear():
 def stats():
     """``{"hits": ..., "stored": ..., "entries": ...}``: calls run from the
     cache, calls prepared and stored, entries held now (for tests)."""
-    return {"hits": n_hits, "stored": n_stored,
+    cdef Py_ssize_t stored = FB_SHARED_LOAD(&n_stored)
+    return {"hits": FB_SHARED_LOAD(&clock) - stored, "stored": stored,
             "entries": sum([entry is not None for entry in slots])}

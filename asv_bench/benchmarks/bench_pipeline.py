@@ -1,8 +1,9 @@
 """fastblock in a multi-process pipeline (``speed/pipeline.py``): K worker
 processes (K = the usable cores), started with ``fork`` and ``forkserver``
 (``spawn`` where neither exists) from a fresh parent that imported fastblock
-and made no call, all calling the same front door on a per-sample
-1x3x224x224 float32 input at the same time.
+and made no call, or K threads of that parent (``threads``), all calling
+the same front door on a per-sample 1x3x224x224 float32 input at the same
+time.
 
 - ``track_fastblock``, ``track_one_thread``, ``track_numpy``: calls/s summed
   over the workers, fastblock with default settings, with
@@ -18,7 +19,7 @@ from .common import QUICK
 
 from speed import pipeline  # noqa: E402  (common put asv_bench/ on sys.path)
 
-METHODS = list(pipeline.start_methods())
+METHODS = [*pipeline.start_methods(), pipeline.THREADS]
 OPERATORS = ["space_to_depth", "transpose", "rearrange"]
 CONFIG = pipeline.Config(operators=tuple(OPERATORS), sizes=("224",),
                          variants=(pipeline.FASTBLOCK, pipeline.ONE_THREAD, pipeline.NUMPY),

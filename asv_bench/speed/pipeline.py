@@ -23,6 +23,9 @@ core, each transforming a stream of samples. This report reproduces that:
 
   Each size also times ``copy``, ``np.copyto`` of the input's bytes between
   two preallocated arrays in every worker at once, as a reference rate.
+  ``--methods threads`` runs the same K workers as threads of one process
+  instead (a loader with threads shares memory and forks nothing; on a
+  free-threaded Python they run in parallel).
 - **busy core**: one process calling while another process spins on a core;
   the median call of every case with default settings and with
   ``num_threads=1``.
@@ -41,6 +44,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -99,10 +103,19 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+# Not a start method: the K workers as threads of the fresh process.
+THREADS = "threads"
+
+
 def start_methods() -> Tuple[str, ...]:
     """``fork`` and ``forkserver`` where this platform has them, else ``spawn``."""
     available = mp.get_all_start_methods()
     return tuple(m for m in ("fork", "forkserver") if m in available) or ("spawn",)
+
+
+def worker_kinds() -> Tuple[str, ...]:
+    """What ``--methods`` takes: the start methods, and THREADS."""
+    return (*mp.get_all_start_methods(), THREADS)
 
 
 def torch_installed() -> bool:
@@ -384,8 +397,9 @@ def _run_worker(job) -> List[Tuple[float, str]]:
 
 
 def run_pipeline(method: str, config: Config = Config()) -> Dict[Key, Rate]:
-    """Every case of ``config`` in K worker processes started with ``method``,
-    from this process; calls/s per case and worker.
+    """Every case of ``config`` in K worker processes started with ``method``
+    (K threads of this process for THREADS), from this process; calls/s per
+    case and worker.
 
     This process imports fastblock first, as a user's would, and makes no
     fastblock call itself; run it in a fresh process (:func:`in_fresh_process`)
@@ -394,18 +408,22 @@ def run_pipeline(method: str, config: Config = Config()) -> Dict[Key, Rate]:
     workers = config.workers or usable_cores()
     with_torch = TORCH in config.variants and torch_installed()
     plan = make_plan(config, with_torch)
-    context = mp.get_context(method)
-    barrier = context.Barrier(workers)
     timeout = pipeline_timeout(config, len(plan))
-    with context.Pool(workers, initializer=_init_worker, initargs=(barrier, with_torch)) as pool:
-        # One job per worker: each blocks at the barrier of its first case, so
-        # no worker can take a second job.
-        pending = pool.map_async(_run_worker, [(plan, config.warmup, config.seconds)] * workers,
-                                 chunksize=1)
-        try:
-            per_worker = pending.get(timeout)
-        except mp.TimeoutError:
-            raise TimeoutError(f"{method} pipeline: no result within {timeout:.0f} s") from None
+    job = (plan, config.warmup, config.seconds)
+    if method == THREADS:
+        per_worker = _run_threads(workers, job, with_torch, timeout)
+    else:
+        context = mp.get_context(method)
+        barrier = context.Barrier(workers)
+        with context.Pool(workers, initializer=_init_worker,
+                          initargs=(barrier, with_torch)) as pool:
+            # One job per worker: each blocks at the barrier of its first
+            # case, so no worker can take a second job.
+            pending = pool.map_async(_run_worker, [job] * workers, chunksize=1)
+            try:
+                per_worker = pending.get(timeout)
+            except mp.TimeoutError:
+                raise TimeoutError(f"{method} pipeline: no result within {timeout:.0f} s") from None
     rounds: Dict[Key, List[Rate]] = {}
     for index, key in enumerate(plan):
         cells = [worker[index] for worker in per_worker]
@@ -413,6 +431,31 @@ def run_pipeline(method: str, config: Config = Config()) -> Dict[Key, Rate]:
         rounds.setdefault(key, []).append(
             Rate(() if errors else tuple(rate for rate, _ in cells), "; ".join(errors)))
     return {key: median_round(rates) for key, rates in rounds.items()}
+
+
+def _run_threads(workers: int, job, with_torch: bool, timeout: float) -> List[list]:
+    """_run_worker's share in each of ``workers`` threads of this process."""
+    _init_worker(threading.Barrier(workers), with_torch)
+    per_worker: List[list] = [[] for _ in range(workers)]
+    failures: List[str] = []
+
+    def work(index: int) -> None:
+        try:
+            per_worker[index] = _run_worker(job)
+        except BaseException:  # reported below, with the others' results
+            failures.append(traceback.format_exc())
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in threads):
+        raise TimeoutError(f"{THREADS} pipeline: no result within {timeout:.0f} s")
+    if failures:
+        raise RuntimeError(failures[0])
+    return per_worker
 
 
 def median_round(rates: Sequence[Rate]) -> Rate:
@@ -597,7 +640,8 @@ def print_pipeline(method: str, workers: int, rates: Dict[Key, Rate],
     operators = list(dict.fromkeys(op for op, _, _ in rates if op != COPY))
     shown = [v for v in variants if any(v in totals.get((op, s), {})
                                         for op in operators for s in size_names)]
-    print(f"{method}: {workers} worker processes, calls/s summed over the workers")
+    kind = "threads of one process" if method == THREADS else "worker processes"
+    print(f"{method}: {workers} {kind}, calls/s summed over the workers")
     head = "".join(f"{v:>20}" if v == ONE_THREAD else f"{v:>11}" for v in shown)
     for size_name in size_names:
         print(f"  {SIZE_BY_NAME[size_name].label:22}{head} {'fb min-max/worker':>19} "
@@ -705,7 +749,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--variants", default=None,
                        help=f"comma-separated subset of {', '.join(VARIANTS)}")
     group.add_argument("--methods", default=None,
-                       help=f"start methods (default: {', '.join(start_methods())})")
+                       help=f"start methods, or {THREADS} for threads of one process "
+                            f"(default: {', '.join(start_methods())})")
     group.add_argument("--no-busy", action="store_true", help="leave out the busy-core part")
     group.add_argument("--busy-pin", action="store_true",
                        help="pin the spinning process to the last usable core")
@@ -747,7 +792,7 @@ def report(args=None) -> Dict[str, object]:
         add_arguments(parser)
         args = parser.parse_args([])
     config = config_from(args)
-    methods = _subset(args.methods, mp.get_all_start_methods(), "start method") or start_methods()
+    methods = _subset(args.methods, worker_kinds(), "start method") or start_methods()
     workers = config.workers or usable_cores()
     with_torch = TORCH in config.variants and torch_installed()
     estimate = len(methods) * (pipeline_seconds(config) + 3) + \

@@ -8,7 +8,8 @@ cdef class CopyProgram:
     cdef void* copies           # StoredCopy[n_copies]
     cdef char* zero             # one zero item, for copies that read it
     cdef cnp.npy_intp itemsize
-    cdef unsigned long generation
+    cdef Py_ssize_t generation  # tuning_generation when it was planned
 
     cdef bint is_current(self) noexcept
     cdef int run(self, char* src, char* dst, int num_threads) except -1
+    cdef int run_copies(self, char* src, char* dst, int num_threads) except -1

@@ -169,20 +169,31 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
     if src.itemsize != dst.itemsize:
         raise ValueError("fastblock: source and destination item sizes differ")
     cdef intp zero = 0
+    cdef intp[::1] src_offsets
+    cdef intp[::1] dst_offsets
+    cdef intp[::1] table
     if source_table is None and n_parts == 1 and tuple(parts[0]) == (0, 0):
         # The common call (one part, no table): no offset arrays to build.
-        copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
-                   dst.itemsize, 1, &zero, &zero, num_threads)
+        enter_copy()
+        try:
+            copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss,
+                       ds, dst.itemsize, 1, &zero, &zero, num_threads)
+        finally:
+            leave_copy()
         return
-    cdef intp[::1] src_offsets = cvarray_intp(n_parts)
-    cdef intp[::1] dst_offsets = cvarray_intp(n_parts)
+    src_offsets = cvarray_intp(n_parts)
+    dst_offsets = cvarray_intp(n_parts)
     for i, (src_offset, dst_offset) in enumerate(parts):
         src_offsets[i] = src_offset
         dst_offsets[i] = dst_offset
-    cdef intp[::1] table = table_offsets(source_table, extents)
-    copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
-               dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads,
-               NULL if table is None or table.shape[0] == 0 else &table[0])
+    table = table_offsets(source_table, extents)
+    enter_copy()
+    try:
+        copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
+                   dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads,
+                   NULL if table is None or table.shape[0] == 0 else &table[0])
+    finally:
+        leave_copy()
 
 
 cdef int read_axes(extents, src_strides, dst_strides, intp* ext, intp* ss,
@@ -259,10 +270,14 @@ def describe(extents, src_strides, dst_strides, intp itemsize, cnp.ndarray dst_a
     cdef char* dst = NULL if dst_array is None else <char*>cnp.PyArray_DATA(dst_array)
     cdef int ndim = read_axes(extents, src_strides, dst_strides, ext, ss, ds)
     cdef intp[::1] table = table_offsets(source_table, extents)
-    if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst, 0,
-                      NULL if table is None or table.shape[0] == 0 else &table[0]):
-        return None
-    return dict(kernel_summary(&plan), **schedule_summary(&plan, num_threads))
+    enter_copy()
+    try:
+        if not build_plan(&plan, ndim, ext, ss, ds, itemsize, 1, &src, &dst, 0,
+                          NULL if table is None or table.shape[0] == 0 else &table[0]):
+            return None
+        return dict(kernel_summary(&plan), **schedule_summary(&plan, num_threads))
+    finally:
+        leave_copy()
 
 
 cdef dict kernel_summary(const Plan* plan):

@@ -11,7 +11,11 @@
 # instruction set the CPU or the build lacks is kept off.
 
 from collections import namedtuple
+from time import sleep
 
+cimport cython
+
+from fastblock._engine.shared_state cimport FB_SHARED_ADD, FB_SHARED_LOAD, FB_SHARED_STORE
 from fastblock._engine.types cimport intp
 from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT,
                                           FB_VECT_C_PIXELS_BUILT, FbTeamSettings, fb_cpu_has_avx,
@@ -150,7 +154,35 @@ cdef dict MINIMUM = {"fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes
 cdef Tuning tuning
 # Counts the calls of tune(): a plan stored under another count was chosen
 # with other settings (_engine/run/program.pxi).
-cdef unsigned long tuning_generation = 0
+cdef Py_ssize_t tuning_generation = 0
+
+# The settings guard. Every entry point that plans or runs a copy counts
+# itself in copies_running for its whole call (enter_copy, leave_copy);
+# tune() raises settings_changing, waits for the count to drain, changes
+# the settings and lowers the flag, and a copy that finds the flag raised
+# waits for it to fall. So no copy ever reads settings half changed, and
+# tune() waits at most for the copies already running (threads calling
+# without end cannot starve it). tunes_lock: one tune() at a time.
+cdef Py_ssize_t copies_running = 0
+cdef Py_ssize_t settings_changing = 0
+cdef cython.pymutex tunes_lock
+# How long a waiting side sleeps between looks (with the GIL released).
+cdef double GUARD_NAP_S = 50e-6
+
+
+cdef int enter_copy() except -1:
+    """Count a copy as running, first waiting out a tune() in progress."""
+    while True:
+        FB_SHARED_ADD(&copies_running, 1)
+        if not FB_SHARED_LOAD(&settings_changing):
+            return 0
+        FB_SHARED_ADD(&copies_running, -1)
+        while FB_SHARED_LOAD(&settings_changing):
+            sleep(GUARD_NAP_S)
+
+
+cdef inline void leave_copy() noexcept:
+    FB_SHARED_ADD(&copies_running, -1)
 
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
@@ -199,6 +231,12 @@ def cpu_features():
 def current_tuning():
     """The settings now in force, as :func:`tune` takes them (what the
     build cannot run reads as off; what needs ``simd`` reads as set)."""
+    with tunes_lock:
+        return settings_now()
+
+
+cdef dict settings_now():
+    """current_tuning's values; the caller holds tunes_lock."""
     values = dict(<dict>tuning, **<dict>fb_team_settings)
     values["wide_streams"] = fb_stream_avx != 0
     return {setting.name: type(setting.default)(values[setting.name]) for setting in SETTINGS}
@@ -222,27 +260,39 @@ class TuningChange:
 def tune(**settings):
     """Change engine settings (:data:`SETTINGS`) for plans built from now
     on, process-wide. Use as ``with tune(shuffles=False): ...`` to have them
-    put back afterwards. For tests and benchmarks; not thread-safe against
-    running copies."""
-    global tuning, fb_team_settings, fb_stream_avx, tuning_generation
-    before = current_tuning()
-    unknown = sorted(set(settings) - set(before))
-    if unknown:
-        raise TypeError(f"fastblock: unknown engine setting(s) {unknown}; known: {sorted(before)}")
-    values = dict(before, **settings)
-    for name, available in NEEDS.items():
-        values[name] = bool(values[name]) and available
-    for name, least in MINIMUM.items():
-        values[name] = max(values[name], least)
-    values["team_backoff_max_ns"] = max(values["team_backoff_max_ns"], values["team_backoff_min_ns"])
-    # Both structs are converted before either is set: a value of the wrong
-    # type changes nothing.
-    cdef Tuning engine = {name: values[name] for name in (<dict>tuning)}
-    cdef FbTeamSettings team = {name: values[name] for name in (<dict>fb_team_settings)}
-    tuning = engine
-    fb_team_settings = team
-    fb_stream_avx = values["wide_streams"]
-    tuning_generation += 1
+    put back afterwards. For tests and benchmarks. Safe while other threads
+    copy: the change waits for the copies already running to end, and
+    copies that start meanwhile wait for it (their results are the same
+    under any settings)."""
+    global tuning, fb_team_settings, fb_stream_avx
+    cdef Tuning engine
+    cdef FbTeamSettings team
+    with tunes_lock:
+        before = settings_now()
+        unknown = sorted(set(settings) - set(before))
+        if unknown:
+            raise TypeError(f"fastblock: unknown engine setting(s) {unknown}; known: {sorted(before)}")
+        values = dict(before, **settings)
+        for name, available in NEEDS.items():
+            values[name] = bool(values[name]) and available
+        for name, least in MINIMUM.items():
+            values[name] = max(values[name], least)
+        values["team_backoff_max_ns"] = max(values["team_backoff_max_ns"],
+                                            values["team_backoff_min_ns"])
+        # Both structs are converted before either is set: a value of the
+        # wrong type changes nothing.
+        engine = {name: values[name] for name in (<dict>tuning)}
+        team = {name: values[name] for name in (<dict>fb_team_settings)}
+        FB_SHARED_STORE(&settings_changing, 1)
+        try:
+            while FB_SHARED_LOAD(&copies_running):
+                sleep(GUARD_NAP_S)
+            tuning = engine
+            fb_team_settings = team
+            fb_stream_avx = values["wide_streams"]
+            FB_SHARED_ADD(&tuning_generation, 1)
+        finally:
+            FB_SHARED_STORE(&settings_changing, 0)
     return TuningChange(before)
 
 

@@ -18,6 +18,7 @@ import random
 import resource
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import threading
 import time
@@ -169,6 +170,89 @@ def test_many_threads_every_operator_while_set_num_threads_changes():
     _join_all([changer], deadline + 5)
     assert not errors, errors
     assert sum(calls) == WORKERS * CALLS_PER_WORKER
+
+
+# Settings the changer below draws from: each switches the planner's choice
+# for some of CASES (kernels, streaming, teams, block sizes).
+TUNINGS = [{}, {"simd": False}, {"shuffles": False}, {"shuffle_min_bytes": 0},
+           {"stream_min_bytes": 0}, {"parallel_min_bytes": 0}, {"block_bytes": 4096},
+           {"fault_ahead_min_bytes": 0}, {"adaptive_teams": False}]
+
+
+def test_settings_and_cache_change_while_threads_copy():
+    """tune(), the fast path's clear() and its switch, from one thread,
+    while others copy: tune() waits for the copies running and the copies
+    started meanwhile wait for it, so every result is exact; nothing hangs."""
+    from fastblock import _engine, _fastpath
+    errors = []
+    changes = [0]
+    stop = threading.Event()
+    start = threading.Barrier(WORKERS // 2 + 2)
+
+    def worker(index):
+        rnd = random.Random(1000 + index)
+        outs = {case[0]: np.empty_like(case[4]) for case in CASES}
+        try:
+            start.wait(TIMEOUT)
+            for _ in range(CALLS_PER_WORKER // 3):
+                case = rnd.choice(CASES)
+                _run_case(case, rnd.choice(THREAD_COUNTS), outs[case[0]] if rnd.random() < 0.3 else None)
+        except BaseException as exc:  # noqa: BLE001  (reported below)
+            errors.append((index, repr(exc)))
+
+    def changer():
+        rnd = random.Random(7)
+        defaults = _engine.default_tuning()
+        start.wait(TIMEOUT)
+        try:
+            while not stop.is_set():
+                _engine.tune(**dict(defaults, **rnd.choice(TUNINGS)))
+                if rnd.random() < 0.3:
+                    _fastpath.clear()
+                _fastpath.enabled(rnd.random() < 0.7)
+                changes[0] += 1
+                time.sleep(0.0005)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(("changer", repr(exc)))
+        finally:
+            _engine.tune(**defaults)
+            _fastpath.enabled(True)
+
+    workers = [threading.Thread(target=worker, args=(i,), name=f"worker-{i}", daemon=True)
+               for i in range(WORKERS // 2)]
+    tuning = threading.Thread(target=changer, name="tune", daemon=True)
+    for t in workers + [tuning]:
+        t.start()
+    deadline = time.monotonic() + TIMEOUT
+    start.wait(TIMEOUT)
+    try:
+        _join_all(workers, deadline)
+    finally:
+        stop.set()
+    _join_all([tuning], deadline + 5)
+    assert not errors, errors
+    assert changes[0] > 0
+    assert _engine.current_tuning() == _engine.default_tuning()
+
+
+@pytest.mark.skipif(not sysconfig.get_config_var("Py_GIL_DISABLED"),
+                    reason="a build with a GIL has no GIL to keep off")
+def test_import_keeps_the_gil_off():
+    """Every extension module declares that it runs without the GIL: one
+    that did not would turn it back on at import, with a RuntimeWarning
+    (an error here)."""
+    code = textwrap.dedent("""
+        import sys
+        import fastblock, fastblock.dask
+        import fastblock._engine.core, fastblock._fastpath, fastblock._memory
+        from fastblock import _api, _validate, _strided_copy, _layouts, _execute, _threads
+        from fastblock import _interop, _rearrange, _permute
+        assert not sys._is_gil_enabled(), "the GIL is on"
+        print("gil off")
+    """)
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", code],
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    assert done.returncode == 0 and "gil off" in done.stdout, done.stderr
 
 
 def test_same_call_from_many_threads_at_once():

@@ -28,7 +28,12 @@ buffer.
 
     python tests/stress/stress.py --seconds 1800           # seeds from the commit, then on
     python tests/stress/stress.py --seconds 300 --seed 7 --jobs 2
+    python tests/stress/stress.py --seconds 60 --python-threads 4   # calls from 4 threads at once
     python tests/stress/stress.py --replay 7:1234:2        # one run of one case, verbosely
+
+With ``--python-threads N`` each worker calls from N threads at once
+while a tuner thread keeps drawing new knobs (process-wide settings),
+which free-threaded Python runs truly in parallel.
 
 A failure prints a ``--replay`` line for the run. Cases run in worker
 processes: a crash is reported with the run it happened in, and the
@@ -45,6 +50,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -629,6 +635,11 @@ KNOBS = {
 }
 # --fast-path: "on" or "off" for every run, else None (the knob as drawn).
 FORCED_FAST_PATH = [None]
+# --python-threads: Python threads that call at once in each worker (1: the
+# runs one after another, each under its own knobs). With more, the knobs
+# are process-wide and a tuner thread keeps changing them instead
+# (threaded_worker); each run calls under whatever is in force.
+PYTHON_THREADS = [1]
 
 
 def fast_path_on(settings: dict) -> bool:
@@ -712,17 +723,20 @@ def check_run(case: Case, run: Run, fill_rng) -> str | None:
     elif run.out == "placed":
         out, out_buffer = place(case.result_shape, case.dtype, run.out_layout, fill_rng)
         out_before = out_buffer.copy()
-    apply(run.settings)
+    shared = PYTHON_THREADS[0] > 1
+    if not shared:
+        apply(run.settings)
     try:
         result = case.call(x, out, run.threads)
         problems = check_result(case, result, expected, out, out_buffer, out_before)
-        if not problems and fast_path_on(run.settings):
+        if not problems and (shared or fast_path_on(run.settings)):
             # The same call again: from the fast path's cache where it took it.
             result = case.call(x, out, run.threads)
             problems = [f"{problem} (on the call repeated)" for problem in
                         check_result(case, result, expected, out, out_buffer, out_before)]
     finally:
-        restore()
+        if not shared:
+            restore()
     if x_buffer is not None and not np.array_equal(x_buffer, x_before):
         problems.append("the source was written")
     return "; ".join(problems) or None
@@ -764,8 +778,11 @@ def replay_line(seed, index, r, case, run) -> str:
     threads = "" if THREAD_CHOICES == [1, 2, 3] else f" --threads {','.join(map(str, THREAD_CHOICES))}"
     if FORCED_FAST_PATH[0] is not None:
         threads += f" --fast-path {FORCED_FAST_PATH[0]}"
+    shared = ("" if PYTHON_THREADS[0] == 1 else
+              f" (met among {PYTHON_THREADS[0]} Python threads under a tuner's knobs; "
+              f"the replay runs it alone, under the knobs it drew)")
     return (f"python tests/stress/stress.py --replay {seed}:{index}:{r}{threads}   "
-            f"# {describe_case(case)} {run.describe()}")
+            f"# {describe_case(case)} {run.describe()}{shared}")
 
 
 def case_and_runs(seed: int, index: int):
@@ -813,6 +830,8 @@ def commit_seed() -> int:
 def worker(seed: int, start: int, deadline: float, status_path: str) -> int:
     """Cases from ``start`` on until the deadline; one line per failure, and
     a closing ``DONE next_index`` line."""
+    if PYTHON_THREADS[0] > 1:
+        return threaded_worker(seed, start, deadline, status_path)
     index = start
     with open(status_path, "w") as status:
         while time.time() < deadline:
@@ -820,6 +839,69 @@ def worker(seed: int, start: int, deadline: float, status_path: str) -> int:
                 print(line, flush=True)
             index += 1
     print(f"DONE {index}", flush=True)
+    return 0
+
+
+class StatusSlot:
+    """One thread's line of the status file (STATUS_WIDTH bytes at its own
+    offset), written as run_case writes its status."""
+
+    def __init__(self, fd: int, slot: int):
+        self.fd, self.offset, self.text = fd, slot * STATUS_WIDTH, ""
+
+    def seek(self, _):
+        pass
+
+    def write(self, text: str):
+        self.text = text
+
+    def flush(self):
+        os.pwrite(self.fd, self.text.strip().ljust(STATUS_WIDTH - 1).encode() + b"\n", self.offset)
+
+
+STATUS_WIDTH = 40
+
+
+def threaded_worker(seed: int, start: int, deadline: float, status_path: str) -> int:
+    """worker with PYTHON_THREADS threads calling at once, thread t taking
+    cases start + t, start + t + n, ..., while a tuner thread draws new
+    knobs every few milliseconds (the engine's settings and the fast path
+    are process-wide: tune() waits for the copies running, and the copies
+    started meanwhile wait for it). Every result must still be exact."""
+    n = PYTHON_THREADS[0]
+    done = [start] * n
+    lines = []
+    stop = threading.Event()
+
+    def calls(t: int, status: StatusSlot):
+        index = start + t
+        while time.time() < deadline:
+            lines.extend(run_case(seed, index, status))
+            index += n
+            done[t] = index
+
+    def tuner():
+        rng = np.random.default_rng([seed, start, 2])
+        while not stop.wait(float(rng.uniform(0.0005, 0.005))):
+            apply(draw_settings(rng))
+
+    fd = os.open(status_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+    try:
+        threads = [threading.Thread(target=calls, args=(t, StatusSlot(fd, t))) for t in range(n)]
+        tuning = threading.Thread(target=tuner)
+        for thread in [*threads, tuning]:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        stop.set()
+        tuning.join()
+        restore()
+    finally:
+        os.close(fd)
+    for line in lines:
+        print(line, flush=True)
+    # Every case below the least a thread reached was run.
+    print(f"DONE {min(done)}", flush=True)
     return 0
 
 
@@ -843,7 +925,8 @@ def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str,
     def start(slot):
         slot["proc"] = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", f"{slot['seed']}:{slot['next']}",
-             "--deadline", repr(deadline), "--status", slot["status"], "--threads", threads]
+             "--deadline", repr(deadline), "--status", slot["status"], "--threads", threads,
+             "--python-threads", str(PYTHON_THREADS[0])]
             + (["--fast-path", fast_path] if fast_path else []),
             stdout=subprocess.PIPE, text=True)
 
@@ -869,15 +952,19 @@ def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str,
                 crashes += 1
                 try:
                     with open(slot["status"]) as f:
-                        where = f.read().split()[0]
-                except (OSError, IndexError):
-                    where = f"{slot['seed']}:{slot['next']}:0"
-                s, i, r = (int(v) for v in where.split(":"))
-                case, runs = case_and_runs(s, i)
-                run = runs[r]
+                        in_flight = f.read().split()
+                except OSError:
+                    in_flight = []
+                # The run of each calling thread (one, but with --python-threads).
+                in_flight = in_flight or [f"{slot['seed']}:{slot['next']}:0"]
                 reason = (f"signal {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
                           else f"exit status {proc.returncode}")
-                print(f"CRASH ({reason})\n  {replay_line(s, i, r, case, run)}", flush=True)
+                print(f"CRASH ({reason}), in one of these runs:", flush=True)
+                for where in in_flight:
+                    s, i, r = (int(v) for v in where.split(":"))
+                    case, runs = case_and_runs(s, i)
+                    print(f"  {replay_line(s, i, r, case, runs[r])}", flush=True)
+                i = max(int(where.split(":")[1]) for where in in_flight)
                 cases += i + 1 - slot["next"]
                 slot["next"] = i + 1
                 if time.time() < deadline:
@@ -901,12 +988,19 @@ def main(argv=None) -> int:
     parser.add_argument("--fast-path", choices=["on", "off"],
                         help="the front doors' fast path on or off for every run (default: the "
                              "fastpath knob as drawn, on in the first run of each case)")
+    parser.add_argument("--python-threads", type=int, default=1,
+                        help="Python threads calling at once in each worker, under knobs a tuner "
+                             "thread keeps changing (default 1: one call at a time, each run "
+                             "under its own knobs)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--status", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     THREAD_CHOICES[:] = [int(t) for t in args.threads.split(",")]
     FORCED_FAST_PATH[0] = args.fast_path
+    if args.python_threads < 1:
+        parser.error("--python-threads: at least 1")
+    PYTHON_THREADS[0] = args.python_threads
     if args.worker:
         seed, start = (int(v) for v in args.worker.split(":"))
         return worker(seed, start, args.deadline, args.status)
@@ -932,7 +1026,8 @@ def main(argv=None) -> int:
         return 1 if failures else 0
     seed = commit_seed() if args.seed is None else args.seed
     print(f"stress: seed {seed}, {args.seconds:.0f} s, {args.jobs} job(s), threads {args.threads}, "
-          f"fast path {args.fast_path or 'drawn'}", flush=True)
+          f"fast path {args.fast_path or 'drawn'}, {args.python_threads} Python thread(s) per job",
+          flush=True)
     return supervise(seed, args.seconds, args.jobs, args.threads, args.fast_path)
 
 

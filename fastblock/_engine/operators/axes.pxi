@@ -185,12 +185,16 @@ def space_depth_copy(cnp.ndarray space not None, cnp.ndarray depth not None, int
         return
     n = block_axes(&s, &d, space, depth, layout, block_size, depth_first, n_batch, extent,
                    space_step, depth_step)
-    if n < 0:
-        vect_c_copy(&s, &d, space, depth, block_size, to_depth, num_threads)
-    elif to_depth:
-        copy_axes(space, depth, n, extent, space_step, depth_step, num_threads)
-    else:
-        copy_axes(depth, space, n, extent, depth_step, space_step, num_threads)
+    enter_copy()
+    try:
+        if n < 0:
+            vect_c_copy(&s, &d, space, depth, block_size, to_depth, num_threads)
+        elif to_depth:
+            copy_axes(space, depth, n, extent, space_step, depth_step, num_threads)
+        else:
+            copy_axes(depth, space, n, extent, depth_step, space_step, num_threads)
+    finally:
+        leave_copy()
 
 
 def space_depth_axes(cnp.ndarray space not None, cnp.ndarray depth not None, int layout,
@@ -257,7 +261,11 @@ def tile_copy(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats,
     cdef intp src_step[MAX_INPUT_AXES]
     cdef intp dst_step[MAX_INPUT_AXES]
     cdef int n = tile_axes(src, dst, repeats, extent, src_step, dst_step)
-    copy_axes(src, dst, n, extent, src_step, dst_step, num_threads)
+    enter_copy()
+    try:
+        copy_axes(src, dst, n, extent, src_step, dst_step, num_threads)
+    finally:
+        leave_copy()
 
 
 def tile_copy_axes(cnp.ndarray src not None, cnp.ndarray dst not None, tuple repeats):

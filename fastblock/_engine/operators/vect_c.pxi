@@ -64,9 +64,13 @@ def vect_c_path(cnp.ndarray space not None, cnp.ndarray depth not None, intp blo
     cdef LogicalView s, d
     read_view(&s, space, LAYOUT_NCHW_VECT_C, n_batch)
     read_view(&d, depth, LAYOUT_NCHW_VECT_C, n_batch)
-    return ("planes", "rows", "pixels")[choose_vect_c_path(&s, &d, block_size,
-                                                           cnp.PyArray_ITEMSIZE(depth),
-                                                           cnp.PyArray_NBYTES(depth), to_depth)]
+    enter_copy()
+    try:
+        return ("planes", "rows", "pixels")[choose_vect_c_path(&s, &d, block_size,
+                                                               cnp.PyArray_ITEMSIZE(depth),
+                                                               cnp.PyArray_NBYTES(depth), to_depth)]
+    finally:
+        leave_copy()
 
 
 cdef int vect_c_copy(const LogicalView* s, const LogicalView* d, cnp.ndarray space,

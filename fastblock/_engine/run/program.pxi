@@ -20,7 +20,8 @@ cdef enum:
     # 0.2 us (4 KiB at memory speed).
     GIL_HELD_MAX_BYTES = 4096
 
-cdef intp stored_plans = 0
+# Counted by every thread that stores or frees one (shared_state.h).
+cdef Py_ssize_t stored_plans = 0
 
 
 cdef struct StoredCopy:
@@ -55,9 +56,7 @@ cdef class CopyProgram:
         cdef char* src_start
         cdef char* dst_start
         cdef char* dst_data = <char*>cnp.PyArray_DATA(dst)
-        global stored_plans
         self.itemsize = cnp.PyArray_ITEMSIZE(dst)
-        self.generation = tuning_generation
         if cnp.PyArray_ITEMSIZE(src) != self.itemsize:
             raise ValueError("fastblock: source and destination item sizes differ")
         plans = list(plans)
@@ -66,76 +65,91 @@ cdef class CopyProgram:
             raise MemoryError()
         self.copies = copies
         self.n_copies = len(plans)
-        for i, plan in enumerate(plans):
-            extents, src_strides, dst_strides, parts, zero_source = plan
-            c = &copies[i]
-            c.ndim = len(extents)
-            c.n_parts = len(parts)
-            if c.ndim > MAX_INPUT_AXES or len(src_strides) != c.ndim or len(dst_strides) != c.ndim:
-                raise ValueError(f"fastblock: {c.ndim} axes in one copy, at most {MAX_INPUT_AXES}, "
-                                 f"with a step each side")
-            c.axes = <intp*>malloc((3 * c.ndim + 2 * c.n_parts + 1) * sizeof(intp))
-            if c.axes == NULL:
-                raise MemoryError()
-            total = self.itemsize
-            c.empty = c.n_parts == 0
-            for k in range(c.ndim):
-                c.axes[k] = extents[k]
-                c.axes[c.ndim + k] = src_strides[k]
-                c.axes[2 * c.ndim + k] = dst_strides[k]
-                c.empty = c.empty or extents[k] == 0
-                if not c.empty:
-                    total *= c.axes[k]
-            for k, (src_offset, dst_offset) in enumerate(parts):
-                c.axes[3 * c.ndim + k] = src_offset
-                c.axes[3 * c.ndim + c.n_parts + k] = dst_offset
-            c.from_zero = bool(zero_source)
-            if c.from_zero and self.zero == NULL:
-                self.zero = <char*>calloc(self.itemsize, 1)
-                if self.zero == NULL:
+        enter_copy()
+        try:
+            self.generation = FB_SHARED_LOAD(&tuning_generation)
+            for i, plan in enumerate(plans):
+                extents, src_strides, dst_strides, parts, zero_source = plan
+                c = &copies[i]
+                c.ndim = len(extents)
+                c.n_parts = len(parts)
+                if (c.ndim > MAX_INPUT_AXES or len(src_strides) != c.ndim
+                        or len(dst_strides) != c.ndim):
+                    raise ValueError(f"fastblock: {c.ndim} axes in one copy, at most "
+                                     f"{MAX_INPUT_AXES}, with a step each side")
+                c.axes = <intp*>malloc((3 * c.ndim + 2 * c.n_parts + 1) * sizeof(intp))
+                if c.axes == NULL:
                     raise MemoryError()
-            base = self.zero if c.from_zero else <char*>cnp.PyArray_DATA(src)
-            if c.empty or stored_plans >= STORED_PLANS_MAX \
-                    or total >= imin(tuning.stream_min_bytes, tuning.fault_ahead_min_bytes):
-                continue
-            c.plan = <Plan*>malloc(sizeof(Plan))
-            if c.plan == NULL:
-                raise MemoryError()
-            stored_plans += 1
-            src_start = base
-            dst_start = dst_data
-            # Not empty, so there is a plan; below both thresholds, it
-            # neither streams nor faults ahead (build_plan asks for no
-            # residency), which would depend on the destination's pages.
-            build_plan(c.plan, c.ndim, c.axes, c.axes + c.ndim, c.axes + 2 * c.ndim,
-                       self.itemsize, c.n_parts, &src_start, &dst_start)
-            c.plan.src_offsets = c.axes + 3 * c.ndim
-            c.plan.dst_offsets = c.axes + 3 * c.ndim + c.n_parts
-            c.plan.dst_end = NULL       # read only to stream or fault ahead
-            c.src_shift = src_start - base
-            c.dst_shift = dst_start - dst_data
+                total = self.itemsize
+                c.empty = c.n_parts == 0
+                for k in range(c.ndim):
+                    c.axes[k] = extents[k]
+                    c.axes[c.ndim + k] = src_strides[k]
+                    c.axes[2 * c.ndim + k] = dst_strides[k]
+                    c.empty = c.empty or extents[k] == 0
+                    if not c.empty:
+                        total *= c.axes[k]
+                for k, (src_offset, dst_offset) in enumerate(parts):
+                    c.axes[3 * c.ndim + k] = src_offset
+                    c.axes[3 * c.ndim + c.n_parts + k] = dst_offset
+                c.from_zero = bool(zero_source)
+                if c.from_zero and self.zero == NULL:
+                    self.zero = <char*>calloc(self.itemsize, 1)
+                    if self.zero == NULL:
+                        raise MemoryError()
+                base = self.zero if c.from_zero else <char*>cnp.PyArray_DATA(src)
+                if c.empty or total >= imin(tuning.stream_min_bytes, tuning.fault_ahead_min_bytes):
+                    continue
+                if FB_SHARED_ADD(&stored_plans, 1) >= STORED_PLANS_MAX:
+                    FB_SHARED_ADD(&stored_plans, -1)
+                    continue
+                c.plan = <Plan*>malloc(sizeof(Plan))
+                if c.plan == NULL:
+                    FB_SHARED_ADD(&stored_plans, -1)
+                    raise MemoryError()
+                src_start = base
+                dst_start = dst_data
+                # Not empty, so there is a plan; below both thresholds, it
+                # neither streams nor faults ahead (build_plan asks for no
+                # residency), which would depend on the destination's pages.
+                build_plan(c.plan, c.ndim, c.axes, c.axes + c.ndim, c.axes + 2 * c.ndim,
+                           self.itemsize, c.n_parts, &src_start, &dst_start)
+                c.plan.src_offsets = c.axes + 3 * c.ndim
+                c.plan.dst_offsets = c.axes + 3 * c.ndim + c.n_parts
+                c.plan.dst_end = NULL       # read only to stream or fault ahead
+                c.src_shift = src_start - base
+                c.dst_shift = dst_start - dst_data
+        finally:
+            leave_copy()
 
     def __dealloc__(self):
         cdef StoredCopy* copies = <StoredCopy*>self.copies
         cdef int i
-        global stored_plans
         if copies != NULL:
             for i in range(self.n_copies):
                 if copies[i].plan != NULL:
                     free(copies[i].plan)
-                    stored_plans -= 1
+                    FB_SHARED_ADD(&stored_plans, -1)
                 free(copies[i].axes)
             free(copies)
         free(self.zero)
 
     cdef bint is_current(self) noexcept:
         """Whether the stored plans were chosen with the settings now in force."""
-        return self.generation == tuning_generation
+        return self.generation == FB_SHARED_LOAD(&tuning_generation)
 
     cdef int run(self, char* src, char* dst, int num_threads) except -1:
+        enter_copy()
+        try:
+            self.run_copies(src, dst, num_threads)
+        finally:
+            leave_copy()
+        return 0
+
+    cdef int run_copies(self, char* src, char* dst, int num_threads) except -1:
         cdef StoredCopy* c
         cdef char* base
-        cdef bint current = self.generation == tuning_generation
+        cdef bint current = self.generation == FB_SHARED_LOAD(&tuning_generation)
         cdef int i
         for i in range(self.n_copies):
             c = &(<StoredCopy*>self.copies)[i]
@@ -157,7 +171,7 @@ cdef class CopyProgram:
 
 def stored_plan_count():
     """StridedCopies stored by all live programs together (at most STORED_PLANS_LIMIT)."""
-    return stored_plans
+    return FB_SHARED_LOAD(&stored_plans)
 
 
 #: The most plans all programs together store; later programs plan each run.

@@ -1,0 +1,118 @@
+# Debian root file systems for the jobs that test another Python
+# (ci/freethreaded.sh, ci/python314.sh); sourced by them, not a job.
+#
+# A root file system is built once per machine and kept in
+# $FASTBLOCK_CI_CACHE (default /var/cache/fastblock-ci), under a name that
+# carries its recipe's version: a job finds it there, or builds it into
+# NAME.partial and renames it when whole (an interrupted build is never
+# taken for a cached one). Python packages are downloaded on the host
+# (pip download, for the chroot's Python) and installed offline inside.
+# The jobs need root (debootstrap, chroot, mount) and Debian's mirror.
+
+ci_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ci_cache=${FASTBLOCK_CI_CACHE:-/var/cache/fastblock-ci}
+debian_mirror=${FASTBLOCK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mounted_roots=()
+
+# need_root JOB: say why and fail where this is not root.
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "$1: needs root (debootstrap, chroot, mount); not run as root" >&2
+    exit 1
+  fi
+  if ! command -v debootstrap >/dev/null; then
+    apt-get install -y -q debootstrap >/dev/null
+  fi
+}
+
+# cached_root NAME BUILDER: prints the path of root file system NAME,
+# building it first with BUILDER ROOT (a shell function) where the cache
+# has none.
+cached_root() {
+  local name=$1 builder=$2 root=$ci_cache/$1
+  if [ -x "$root/bin/sh" ] && [ -f "$root/.fastblock-ready" ]; then
+    echo "cached root file system: $root" >&2
+  else
+    mkdir -p "$ci_cache"
+    umount_root "$root.partial"
+    rm -rf "$root.partial" "$root"
+    echo "building root file system $name" >&2
+    "$builder" "$root.partial" >&2
+    umount_root "$root.partial"
+    touch "$root.partial/.fastblock-ready"
+    mv "$root.partial" "$root"
+  fi
+  echo "$root"
+}
+
+# debootstrap_root ROOT SUITE [SCRIPT]: a minimal Debian SUITE in ROOT,
+# /proc and /dev mounted, the host's resolver copied, and a deb-src line.
+debootstrap_root() {
+  local root=$1 suite=$2 script=${3:-}
+  debootstrap --variant=minbase "$suite" "$root" "$debian_mirror" $script >/dev/null
+  mount_root "$root"
+  echo "deb-src $debian_mirror $suite main" >>"$root/etc/apt/sources.list"
+}
+
+# mount_root ROOT / umount_root ROOT: /proc and /dev inside ROOT; every
+# root mounted here is unmounted on exit (before any rm -rf of it).
+mount_root() {
+  local root=$1
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+  mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
+  mounted_roots+=("$root")
+  trap umount_all EXIT
+}
+umount_root() {
+  local root=$1
+  if [ -d "$root" ]; then
+    ! mountpoint -q "$root/dev" || umount "$root/dev"
+    ! mountpoint -q "$root/proc" || umount "$root/proc"
+  fi
+}
+umount_all() {
+  local root
+  for root in "${mounted_roots[@]}"; do umount_root "$root"; done
+  [ -z "${scratch:-}" ] || rm -rf "$scratch"
+}
+
+# wheels_for ROOT PYTHON_VERSION ABI PACKAGE...: the packages' wheels for
+# the chroot's CPython into ROOT/wheels (x86-64 manylinux), from the host.
+wheels_for() {
+  local root=$1 version=$2 abi=$3
+  shift 3
+  python3 -m pip download -q --only-binary=:all: --platform manylinux_2_28_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    --python-version "$version" --implementation cp --abi "$abi" --abi none \
+    -d "$root/wheels" "$@"
+}
+
+# build_and_test ROOT VENV: the tree copied into ROOT/fastblock, built and
+# installed into the chroot's virtual environment VENV (against the build
+# requirements in it: no isolation, nothing from the network), then the
+# core tests (ci/core_tests.sh) from outside the tree, so that `import
+# fastblock` finds only the installed package, with RuntimeWarnings as
+# errors (a module that turned a free-threaded Python's GIL back on would
+# raise one).
+build_and_test() {
+  chroot_root=$1 chroot_venv=$2
+  local t0
+  rm -rf "$chroot_root/fastblock"
+  copy_tree "$ci_root" "$chroot_root/fastblock"
+  t0=$(date +%s)
+  chroot "$chroot_root" sh -c "cd /fastblock && $chroot_venv/bin/python -m pip install -q \
+    --no-index --find-links /wheels --no-build-isolation ." >"$chroot_root/build.log" 2>&1 \
+    || { cat "$chroot_root/build.log"; echo "build failed" >&2; return 1; }
+  echo "built and installed in $(( $(date +%s) - t0 )) s;" \
+       "stress harness ${FASTBLOCK_STRESS_SECONDS} s, seed ${FASTBLOCK_STRESS_SEED:-from the clock}"
+  check_imported chroot_python "$chroot_venv"
+  chroot "$chroot_root" env -C /tmp FASTBLOCK_STRESS_SECONDS="$FASTBLOCK_STRESS_SECONDS" \
+    ${FASTBLOCK_STRESS_SEED:+FASTBLOCK_STRESS_SEED=$FASTBLOCK_STRESS_SEED} \
+    "$chroot_venv/bin/python" -m pytest -q -p no:cacheprovider -W error::RuntimeWarning \
+    "${core_tests[@]/#//fastblock/}"
+}
+# chroot_python ARGS...: the chroot's virtual environment's Python.
+chroot_python() {
+  chroot "$chroot_root" "$chroot_venv/bin/python" "$@"
+}

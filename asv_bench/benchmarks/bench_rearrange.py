@@ -24,7 +24,10 @@ IMPLS = ["fastblock", "operator", "einops numpy", "einops torch"]
 
 class Rearrange:
     param_names = ["pattern", "size", "impl"]
-    params = [list(CASES), list(patterns.SIZES), IMPLS]
+    # The smoke run (FASTBLOCK_ASV_QUICK) leaves out the 64 MiB results: the
+    # same calls at 1 MiB show that every case runs, in a third of its 61 s.
+    params = [list(CASES), [size for size in patterns.SIZES if not (QUICK and size == "64MiB")],
+              IMPLS]
     timeout = 600.0
 
     def setup(self, label, size, impl):

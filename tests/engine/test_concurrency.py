@@ -243,7 +243,7 @@ def test_import_keeps_the_gil_off():
     (an error here)."""
     code = textwrap.dedent("""
         import sys
-        import fastblock, fastblock.dask
+        import fastblock
         import fastblock._engine.core, fastblock._fastpath, fastblock._memory
         from fastblock import _api, _validate, _strided_copy, _layouts, _execute, _threads
         from fastblock import _interop, _rearrange, _permute

@@ -274,3 +274,23 @@ def test_forkserver_and_spawn_workers_run_teams(method):
     with multiprocessing.get_context(method).Pool(2) as pool:
         reports = pool.map_async(_worker_report, range(4)).get(timeout=CHILD_TIMEOUT)
     assert reports == [(2, 2)] * 4
+
+
+@pytest.mark.skipif(not _engine.HAVE_OPENMP, reason="no OpenMP: no teams")
+def test_a_thread_knows_whether_it_started_a_team():
+    """What the fork hook asks (fastblock/_threads.py): a thread that ran a
+    copy on a team of two or more threads, and only such a thread, says so."""
+    answers = {}
+
+    def ask(name, threads):
+        if threads:
+            x = np.ones(SHAPE, np.float32)
+            with _engine.tune(adaptive_teams=False):
+                fb.space_to_depth(x, 2, num_threads=threads)
+        answers[name] = _engine.started_team_on_this_thread()
+
+    for name, threads in [("none", 0), ("one", 1), ("two", 2)]:
+        thread = threading.Thread(target=ask, args=(name, threads))
+        thread.start()
+        thread.join(CHILD_TIMEOUT)
+    assert answers == {"none": False, "one": False, "two": True}

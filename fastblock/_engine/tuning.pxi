@@ -184,6 +184,13 @@ cdef int enter_copy() except -1:
 cdef inline void leave_copy() noexcept:
     FB_SHARED_ADD(&copies_running, -1)
 
+
+def settings_guard():
+    """The settings guard now: the copies counted as running, and whether
+    a tune() is changing the settings (for tests)."""
+    return {"copies_running": FB_SHARED_LOAD(&copies_running),
+            "changing": bool(FB_SHARED_LOAD(&settings_changing))}
+
 cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
 cdef bint cpu_avx = fb_cpu_has_avx() != 0

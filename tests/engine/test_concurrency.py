@@ -235,6 +235,46 @@ def test_settings_and_cache_change_while_threads_copy():
     assert _engine.current_tuning() == _engine.default_tuning()
 
 
+def _wait_for(condition, what):
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {TIMEOUT} s for {what}"
+        time.sleep(0.001)
+
+
+@pytest.mark.skipif(not fb._engine.HAVE_OPENMP, reason="the long copy needs a team")
+def test_tune_waits_for_the_copy_running_and_the_next_copy_waits_for_tune():
+    """The settings guard, step by step: a copy made long (its helper thread
+    starts 0.3 s late) is running; tune() waits for it; a copy started
+    while tune() waits, waits for tune(). Each result is exact."""
+    from fastblock import _engine
+    x = np.arange(4 * 256 * 512, dtype=np.float32).reshape(1, 4, 256, 512)
+    small = np.arange(4 * 8 * 8, dtype=np.float32).reshape(1, 4, 8, 8)
+    ended = {}
+    results = {}
+
+    def copy(name, array, threads):
+        results[name] = fb.space_to_depth(array, 2, num_threads=threads)
+        ended[name] = time.monotonic()
+
+    with _engine.tune(team_helper_delay_ns=300_000_000, adaptive_teams=False):
+        long_copy = threading.Thread(target=copy, args=("long", x, 2), daemon=True)
+        long_copy.start()
+        _wait_for(lambda: _engine.settings_guard()["copies_running"] == 1, "the long copy")
+        tuning = threading.Thread(target=lambda: ended.setdefault(
+            "tune", (_engine.tune(prefetch=False), time.monotonic())[1]), daemon=True)
+        tuning.start()
+        _wait_for(lambda: _engine.settings_guard()["changing"], "tune() to wait")
+        next_copy = threading.Thread(target=copy, args=("next", small, 1), daemon=True)
+        next_copy.start()
+        _join_all([long_copy, tuning, next_copy], time.monotonic() + TIMEOUT)
+        assert ended["long"] <= ended["tune"] <= ended["next"]
+        assert not _engine.current_tuning()["prefetch"]
+    assert _engine.settings_guard() == {"copies_running": 0, "changing": False}
+    assert _same(results["long"], space_to_depth_ref(x, 2))
+    assert _same(results["next"], space_to_depth_ref(small, 2))
+
+
 @pytest.mark.skipif(not sysconfig.get_config_var("Py_GIL_DISABLED"),
                     reason="a build with a GIL has no GIL to keep off")
 def test_import_keeps_the_gil_off():

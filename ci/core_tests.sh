@@ -17,7 +17,7 @@ core_tests=(
 # rearrange / repeat, pure Python).
 core_test_requires=("pytest>=7" "ml_dtypes>=0.3" "einops==0.8.2")
 # A short run of the stress harness (tests/stress/test_stress.py).
-export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-15}
+export FASTBLOCK_STRESS_SECONDS=${FASTBLOCK_STRESS_SECONDS:-8}
 
 # check_imported PYTHON DIR: fastblock and its engine must come from DIR (the
 # fresh virtual environment), not from a source tree.

@@ -13,7 +13,7 @@
 # PyPI, then the package itself, built from a clean copy of the tree (no
 # generated C or .so of the main build) and installed non-editable. The
 # core tests (ci/core_tests.sh: one case of every operator, kernel family
-# and item width, and a 15 s stress run) run from the scratch directory,
+# and item width, and an 8 s stress run) run from the scratch directory,
 # so `import fastblock` finds only the installed package; that is checked
 # first.
 #

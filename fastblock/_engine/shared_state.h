@@ -29,4 +29,14 @@ static inline Py_ssize_t fb_shared_add(Py_ssize_t *p, Py_ssize_t v) {
 #define FB_SHARED_STORE(p, v) ((void)(*(p) = (v)))
 #endif
 
+/* A read from code that runs without the GIL (a copy's planning), racing
+   the writers: relaxed, some value a writer wrote. */
+#if defined(Py_GIL_DISABLED)
+#define FB_SHARED_PEEK(p) _Py_atomic_load_ssize_relaxed(p)
+#elif defined(__GNUC__)
+#define FB_SHARED_PEEK(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#else
+#define FB_SHARED_PEEK(p) (*(volatile Py_ssize_t *)(p))
+#endif
+
 #endif

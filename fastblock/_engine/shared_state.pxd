@@ -4,3 +4,4 @@ cdef extern from "shared_state.h" nogil:
     Py_ssize_t FB_SHARED_ADD(Py_ssize_t* counter, Py_ssize_t value)   # the value before
     Py_ssize_t FB_SHARED_LOAD(Py_ssize_t* counter)
     void FB_SHARED_STORE(Py_ssize_t* counter, Py_ssize_t value)
+    Py_ssize_t FB_SHARED_PEEK(Py_ssize_t* counter)   # without the GIL: relaxed

@@ -15,7 +15,8 @@ from time import sleep
 
 cimport cython
 
-from fastblock._engine.shared_state cimport FB_SHARED_ADD, FB_SHARED_LOAD, FB_SHARED_STORE
+from fastblock._engine.shared_state cimport (FB_SHARED_ADD, FB_SHARED_LOAD, FB_SHARED_PEEK,
+                                           FB_SHARED_STORE)
 from fastblock._engine.types cimport intp
 from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT,
                                           FB_VECT_C_PIXELS_BUILT, FbTeamSettings, fb_cpu_has_avx,

@@ -246,29 +246,35 @@ def _wait_for(condition, what):
 def test_tune_waits_for_the_copy_running_and_the_next_copy_waits_for_tune():
     """The settings guard, step by step: a copy made long (its helper thread
     starts 0.3 s late) is running; tune() waits for it; a copy started
-    while tune() waits, waits for tune(). Each result is exact."""
+    while tune() waits, waits for tune(). Without the guard each would take
+    microseconds; with it, most of the 0.3 s (a tenth is the margin for a
+    slow start of the threads). Each result is exact."""
     from fastblock import _engine
     x = np.arange(4 * 256 * 512, dtype=np.float32).reshape(1, 4, 256, 512)
     small = np.arange(4 * 8 * 8, dtype=np.float32).reshape(1, 4, 8, 8)
-    ended = {}
-    results = {}
+    took, results = {}, {}
 
-    def copy(name, array, threads):
-        results[name] = fb.space_to_depth(array, 2, num_threads=threads)
-        ended[name] = time.monotonic()
+    def timed(name, call):
+        start = time.monotonic()
+        results[name] = call()
+        took[name] = time.monotonic() - start
 
     with _engine.tune(team_helper_delay_ns=300_000_000, adaptive_teams=False):
-        long_copy = threading.Thread(target=copy, args=("long", x, 2), daemon=True)
+        long_copy = threading.Thread(target=timed, daemon=True, args=(
+            "long", lambda: fb.space_to_depth(x, 2, num_threads=2)))
         long_copy.start()
         _wait_for(lambda: _engine.settings_guard()["copies_running"] == 1, "the long copy")
-        tuning = threading.Thread(target=lambda: ended.setdefault(
-            "tune", (_engine.tune(prefetch=False), time.monotonic())[1]), daemon=True)
+        tuning = threading.Thread(target=timed, args=("tune", lambda: _engine.tune(prefetch=False)),
+                                  daemon=True)
         tuning.start()
         _wait_for(lambda: _engine.settings_guard()["changing"], "tune() to wait")
-        next_copy = threading.Thread(target=copy, args=("next", small, 1), daemon=True)
+        next_copy = threading.Thread(target=timed, daemon=True, args=(
+            "next", lambda: fb.space_to_depth(small, 2, num_threads=1)))
         next_copy.start()
         _join_all([long_copy, tuning, next_copy], time.monotonic() + TIMEOUT)
-        assert ended["long"] <= ended["tune"] <= ended["next"]
+        assert took["long"] >= 0.3
+        assert took["tune"] >= 0.1, took
+        assert took["next"] >= 0.05, took
         assert not _engine.current_tuning()["prefetch"]
     assert _engine.settings_guard() == {"copies_running": 0, "changing": False}
     assert _same(results["long"], space_to_depth_ref(x, 2))

@@ -23,11 +23,24 @@ cdef inline bint runs_alone(intp copy_bytes, intp n_units, int num_threads) noex
 
 cdef int copy_team(intp copy_bytes, intp n_units, int num_threads) noexcept nogil:
     """Threads to run a copy (see runs_alone): 1, or the thread policy's
-    team, a unit a thread at most. Known before the copy runs: per-thread
-    buffers are sized by it."""
+    team out of the call's share of its threads, a unit a thread at most.
+    Known before the copy runs: per-thread buffers are sized by it."""
     if runs_alone(copy_bytes, n_units, num_threads):
         return 1
-    return <int>imin(fb_team_size(num_threads), n_units)
+    return <int>imin(fb_team_size(threads_share(num_threads)), n_units)
+
+
+cdef inline int threads_share(int num_threads) noexcept nogil:
+    """A call's share of its ``num_threads`` while other copies of this
+    process run (tuning.pxi's count, this one included): divided among
+    them, at least 1. Python threads calling at once then run about the
+    threads one call would, not a team each: two threads of a free-threaded
+    Python, each copying 1x3x224x224 float32 with two-thread teams on 2
+    cores, made 0.6x the calls of one thread per call."""
+    cdef Py_ssize_t running = FB_SHARED_PEEK(&copies_running)
+    if running <= 1:
+        return num_threads
+    return <int>imax(1, num_threads // running)
 
 
 cdef intp plan_chunks(const Plan* p, int team) noexcept nogil:

@@ -21,7 +21,9 @@ need_root() {
     exit 1
   fi
   if ! command -v debootstrap >/dev/null; then
-    apt-get install -y -q debootstrap >/dev/null
+    # A machine whose package lists are empty or stale gets them first.
+    apt-get install -y -q debootstrap >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null && apt-get install -y -q debootstrap >/dev/null; }
   fi
 }
 

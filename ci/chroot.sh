@@ -79,42 +79,54 @@ umount_all() {
   [ -z "${scratch:-}" ] || rm -rf "$scratch"
 }
 
-# wheels_for ROOT PYTHON_VERSION ABI PACKAGE...: the packages' wheels for
-# the chroot's CPython into ROOT/wheels (x86-64 manylinux), from the host.
-wheels_for() {
-  local root=$1 version=$2 abi=$3
-  shift 3
+# venv_with_wheels ROOT PYTHON VERSION ABI NUMPY: /venv in ROOT from its
+# PYTHON (CPython VERSION, ABI tag ABI), with NUMPY (a requirement), the
+# build requirements and the core tests' packages: their x86-64 manylinux
+# wheels downloaded on the host into ROOT/wheels, installed offline.
+venv_with_wheels() {
+  local root=$1 python=$2 version=$3 abi=$4
+  local packages=("$5" "Cython>=3.1" "setuptools>=77" "${core_test_requires[@]}")
+  chroot "$root" "$python" -m venv /venv
   python3 -m pip download -q --only-binary=:all: --platform manylinux_2_28_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     --python-version "$version" --implementation cp --abi "$abi" --abi none \
-    -d "$root/wheels" "$@"
+    -d "$root/wheels" "${packages[@]}"
+  chroot "$root" /venv/bin/python -m pip install -q --no-index --find-links /wheels "${packages[@]}"
 }
 
-# build_and_test ROOT VENV: the tree copied into ROOT/fastblock, built and
-# installed into the chroot's virtual environment VENV (against the build
-# requirements in it: no isolation, nothing from the network), then the
-# core tests (ci/core_tests.sh) from outside the tree, so that `import
-# fastblock` finds only the installed package, with RuntimeWarnings as
-# errors (a module that turned a free-threaded Python's GIL back on would
-# raise one).
+# ready_root NAME BUILDER: root file system NAME (cached_root; BUILDER
+# ends with venv_with_wheels), mounted, its path in $chroot_root.
+ready_root() {
+  local t0
+  t0=$(date +%s)
+  chroot_root=$(cached_root "$1" "$2")
+  mount_root "$chroot_root"
+  echo "root file system ready in $(( $(date +%s) - t0 )) s: $(chroot_python -VV)"
+}
+
+# build_and_test: the tree copied into $chroot_root/fastblock, built and
+# installed into its /venv (against the build requirements in it: no
+# isolation, nothing from the network), then the core tests
+# (ci/core_tests.sh) through chroot_python.
 build_and_test() {
-  chroot_root=$1 chroot_venv=$2
   local t0
   rm -rf "$chroot_root/fastblock"
   copy_tree "$ci_root" "$chroot_root/fastblock"
   t0=$(date +%s)
-  chroot "$chroot_root" sh -c "cd /fastblock && $chroot_venv/bin/python -m pip install -q \
+  chroot "$chroot_root" sh -c "cd /fastblock && /venv/bin/python -m pip install -q \
     --no-index --find-links /wheels --no-build-isolation ." >"$chroot_root/build.log" 2>&1 \
     || { cat "$chroot_root/build.log"; echo "build failed" >&2; return 1; }
   echo "built and installed in $(( $(date +%s) - t0 )) s;" \
        "stress harness ${FASTBLOCK_STRESS_SECONDS} s, seed ${FASTBLOCK_STRESS_SEED:-from the clock}"
-  check_imported chroot_python "$chroot_venv"
-  chroot "$chroot_root" env -C /tmp FASTBLOCK_STRESS_SECONDS="$FASTBLOCK_STRESS_SECONDS" \
-    ${FASTBLOCK_STRESS_SEED:+FASTBLOCK_STRESS_SEED=$FASTBLOCK_STRESS_SEED} \
-    "$chroot_venv/bin/python" -m pytest -q -p no:cacheprovider -W error::RuntimeWarning \
-    "${core_tests[@]/#//fastblock/}"
+  check_imported chroot_python /venv
+  chroot_python -m pytest -q -p no:cacheprovider "${core_tests[@]/#//fastblock/}"
 }
-# chroot_python ARGS...: the chroot's virtual environment's Python.
+
+# chroot_python ARGS...: the chroot's /venv Python, run from /tmp, so that
+# `import fastblock` finds only the installed package, with RuntimeWarnings
+# as errors in it and every process it starts (a module that turned a
+# free-threaded Python's GIL back on would raise one). chroot passes the
+# rest of the environment (FASTBLOCK_STRESS_SECONDS, ..._SEED) through.
 chroot_python() {
-  chroot "$chroot_root" "$chroot_venv/bin/python" "$@"
+  chroot "$chroot_root" env -C /tmp PYTHONWARNINGS=error::RuntimeWarning /venv/bin/python "$@"
 }

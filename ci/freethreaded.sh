@@ -47,23 +47,15 @@ build_py313t_root() {
   chroot "$r" /opt/py313t/bin/python3.13t -c 'import sys; assert not sys._is_gil_enabled()'
   rm -rf "$r/src"
   chroot "$r" apt-get clean
-  chroot "$r" /opt/py313t/bin/python3.13t -m venv /venv
-  wheels_for "$r" 3.13 cp313t "numpy>=2.0,<2.5" "Cython>=3.1" "setuptools>=77" \
-    "${core_test_requires[@]}"
-  chroot "$r" /venv/bin/python -m pip install -q --no-index --find-links /wheels numpy Cython \
-    setuptools "${core_test_requires[@]}"
+  venv_with_wheels "$r" /opt/py313t/bin/python3.13t 3.13 cp313t "numpy>=2.0,<2.5"
 }
 
 start=$(date +%s)
-r=$(cached_root py313t-trixie-v2 build_py313t_root)
-mount_root "$r"
-echo "root file system ready in $(( $(date +%s) - start )) s: $(chroot "$r" /venv/bin/python -VV)"
-build_and_test "$r" /venv
+ready_root py313t-trixie-v2 build_py313t_root
+build_and_test
 echo "== thread tests (tests/engine/test_concurrency.py)"
-chroot "$r" env -C /tmp PYTHONWARNINGS=error::RuntimeWarning /venv/bin/python -m pytest -q -p no:cacheprovider \
-  /fastblock/tests/engine/test_concurrency.py
+chroot_python -m pytest -q -p no:cacheprovider /fastblock/tests/engine/test_concurrency.py
 echo "== stress harness, 4 Python threads, ${thread_seconds} s"
-chroot "$r" env -C /tmp PYTHONWARNINGS=error::RuntimeWarning /venv/bin/python \
-  /fastblock/tests/stress/stress.py --seconds "$thread_seconds" --python-threads 4 \
+chroot_python /fastblock/tests/stress/stress.py --seconds "$thread_seconds" --python-threads 4 \
   ${FASTBLOCK_STRESS_SEED:+--seed "$FASTBLOCK_STRESS_SEED"}
 echo "=== freethreaded: $(( $(date +%s) - start )) s in all"

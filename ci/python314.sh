@@ -26,15 +26,10 @@ build_py314_root() {
   chroot "$r" apt-get install -y -q --no-install-recommends python3.14-dev python3.14-venv gcc \
     libc6-dev >/dev/null
   chroot "$r" apt-get clean
-  chroot "$r" python3.14 -m venv /venv
-  wheels_for "$r" 3.14 cp314 "numpy>=2.0" "Cython>=3.1" "setuptools>=77" "${core_test_requires[@]}"
-  chroot "$r" /venv/bin/python -m pip install -q --no-index --find-links /wheels numpy Cython \
-    setuptools "${core_test_requires[@]}"
+  venv_with_wheels "$r" python3.14 3.14 cp314 "numpy>=2.0"
 }
 
 start=$(date +%s)
-r=$(cached_root py314-forky-v1 build_py314_root)
-mount_root "$r"
-echo "root file system ready in $(( $(date +%s) - start )) s: $(chroot "$r" /venv/bin/python -VV)"
-build_and_test "$r" /venv
+ready_root py314-forky-v1 build_py314_root
+build_and_test
 echo "=== python314: $(( $(date +%s) - start )) s in all"

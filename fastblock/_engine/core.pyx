@@ -169,29 +169,27 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
     if src.itemsize != dst.itemsize:
         raise ValueError("fastblock: source and destination item sizes differ")
     cdef intp zero = 0
+    cdef const intp* src_at = &zero
+    cdef const intp* dst_at = &zero
+    cdef const intp* table_at = NULL
     cdef intp[::1] src_offsets
     cdef intp[::1] dst_offsets
     cdef intp[::1] table
-    if source_table is None and n_parts == 1 and tuple(parts[0]) == (0, 0):
-        # The common call (one part, no table): no offset arrays to build.
-        enter_copy()
-        try:
-            copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss,
-                       ds, dst.itemsize, 1, &zero, &zero, num_threads)
-        finally:
-            leave_copy()
-        return
-    src_offsets = cvarray_intp(n_parts)
-    dst_offsets = cvarray_intp(n_parts)
-    for i, (src_offset, dst_offset) in enumerate(parts):
-        src_offsets[i] = src_offset
-        dst_offsets[i] = dst_offset
-    table = table_offsets(source_table, extents)
+    # The common call (one part, no table) builds no offset arrays.
+    if not (source_table is None and n_parts == 1 and tuple(parts[0]) == (0, 0)):
+        src_offsets = cvarray_intp(n_parts)
+        dst_offsets = cvarray_intp(n_parts)
+        for i, (src_offset, dst_offset) in enumerate(parts):
+            src_offsets[i] = src_offset
+            dst_offsets[i] = dst_offset
+        src_at, dst_at = &src_offsets[0], &dst_offsets[0]
+        table = table_offsets(source_table, extents)
+        if table is not None and table.shape[0] > 0:
+            table_at = &table[0]
     enter_copy()
     try:
         copy_parts(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst), ndim, ext, ss, ds,
-                   dst.itemsize, n_parts, &src_offsets[0], &dst_offsets[0], num_threads,
-                   NULL if table is None or table.shape[0] == 0 else &table[0])
+                   dst.itemsize, n_parts, src_at, dst_at, num_threads, table_at)
     finally:
         leave_copy()
 

@@ -128,6 +128,25 @@ def _join_all(threads, deadline):
         pytest.fail(f"threads still running after {TIMEOUT} s (deadlock?): {stuck}")
 
 
+def _run_beside_changer(n_workers, worker, changer, name, start, stop):
+    """``worker(i)`` in ``n_workers`` threads and ``changer()`` in one named
+    ``name``, all daemons, released together by this thread at the
+    ``start`` barrier; the workers joined by the deadline, then ``stop``
+    set and the changer joined."""
+    workers = [threading.Thread(target=worker, args=(i,), name=f"worker-{i}", daemon=True)
+               for i in range(n_workers)]
+    other = threading.Thread(target=changer, name=name, daemon=True)
+    for t in workers + [other]:
+        t.start()
+    deadline = time.monotonic() + TIMEOUT
+    start.wait(TIMEOUT)
+    try:
+        _join_all(workers, deadline)
+    finally:
+        stop.set()
+    _join_all([other], deadline + 5)
+
+
 def test_many_threads_every_operator_while_set_num_threads_changes():
     errors = []
     calls = [0] * WORKERS
@@ -156,18 +175,7 @@ def test_many_threads_every_operator_while_set_num_threads_changes():
             assert 1 <= fb.get_num_threads() <= 4
             time.sleep(0.0005)
 
-    workers = [threading.Thread(target=worker, args=(i,), name=f"worker-{i}", daemon=True)
-               for i in range(WORKERS)]
-    changer = threading.Thread(target=setter, name="set_num_threads", daemon=True)
-    for t in workers + [changer]:
-        t.start()
-    deadline = time.monotonic() + TIMEOUT
-    start.wait(TIMEOUT)
-    try:
-        _join_all(workers, deadline)
-    finally:
-        stop.set()
-    _join_all([changer], deadline + 5)
+    _run_beside_changer(WORKERS, worker, setter, "set_num_threads", start, stop)
     assert not errors, errors
     assert sum(calls) == WORKERS * CALLS_PER_WORKER
 
@@ -218,18 +226,7 @@ def test_settings_and_cache_change_while_threads_copy():
             _engine.tune(**defaults)
             _fastpath.enabled(True)
 
-    workers = [threading.Thread(target=worker, args=(i,), name=f"worker-{i}", daemon=True)
-               for i in range(WORKERS // 2)]
-    tuning = threading.Thread(target=changer, name="tune", daemon=True)
-    for t in workers + [tuning]:
-        t.start()
-    deadline = time.monotonic() + TIMEOUT
-    start.wait(TIMEOUT)
-    try:
-        _join_all(workers, deadline)
-    finally:
-        stop.set()
-    _join_all([tuning], deadline + 5)
+    _run_beside_changer(WORKERS // 2, worker, changer, "tune", start, stop)
     assert not errors, errors
     assert changes[0] > 0
     assert _engine.current_tuning() == _engine.default_tuning()

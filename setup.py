@@ -223,7 +223,9 @@ def extensions():
     # -falign-loops=64: the engine's tight item loops are a few instructions
     # long, and one that straddled a 64-byte code line ran up to 1.7 times
     # slower; any edit elsewhere in the engine can move a loop there.
-    compile_args = ["-O3", "-falign-loops=64", *NO_DEBUG_INFO]
+    # -ffp-contract=off: the convert stage's multiply and add are rounded
+    # each on its own (src/convert.h), never fused.
+    compile_args = ["-O3", "-falign-loops=64", "-ffp-contract=off", *NO_DEBUG_INFO]
     link_args = []
     omp = openmp_flags()
     if omp is None:

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 from . import _engine
 from ._docs import fill_doc
 from ._strided_copy import StridedCopy, StridedCopies, Prepared
+from ._convert import converting
 from ._execute import Copier, execute
 from ._fastpath import DEPTH_TO_SPACE, SPACE_TO_DEPTH, TILE
 from ._fastpath import call as _fast_call
@@ -73,7 +74,8 @@ def _prepare_depth_to_space(x, block_size, mode, data_format) -> Prepared:
 def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
-                   num_threads: Optional[int] = None) -> np.ndarray:
+                   num_threads: Optional[int] = None, dtype=None, scale=None,
+                   offset=None) -> np.ndarray:
     """Move each ``block_size**K`` spatial block into the channel axis.
 
     For ``x`` of logical shape ``[N, C, D1, ..., DK]`` the result has shape
@@ -94,6 +96,7 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
         (``NHWC``-like), a named layout (``"NCW"``, ``"NCHW"``, ``"NCDHW"``,
         ``"NWC"``, ``"NHWC"``, ``"NDHWC"``; checked against the rank) or
         ``"NCHW_VECT_C"`` (``[N, C/4, H, W, 4]``).
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -113,27 +116,33 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     >>> fb.space_to_depth(x, 2)[0, :, 0, 0]
     array([0, 1, 4, 5])
     """
-    result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out, num_threads,
-                        _prepare_space_to_depth)
-    if result is not None:
-        return result
-    return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out, num_threads,
+                            _prepare_space_to_depth)
+        if result is not None:
+            return result
+    return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads,
+                          convert=convert)
 
 
 @arrays_in_out
-def _block_general(x, block_size, mode, data_format, to_depth, *, out=None, num_threads=None):
+def _block_general(x, block_size, mode, data_format, to_depth, *, out=None, num_threads=None,
+                   convert=None):
     """The general path of :func:`space_to_depth` (``to_depth``) and
     :func:`depth_to_space` (other libraries' arrays too)."""
     x = np.asarray(x)
     call = _prepare_block(x, block_size, mode, data_format, to_depth)
-    return execute(x, call.result_shape, out, call.copy, num_threads)
+    return execute(x, call.result_shape, out, call.copy, num_threads, convert=convert,
+                   copies=call.copies)
 
 
 @fill_doc
 def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *,
                    out: Optional[np.ndarray] = None,
-                   num_threads: Optional[int] = None) -> np.ndarray:
+                   num_threads: Optional[int] = None, dtype=None, scale=None,
+                   offset=None) -> np.ndarray:
     """Move channel groups of ``block_size**K`` into spatial blocks.
 
     For ``x`` of logical shape ``[N, C, D1, ..., DK]`` the result has shape
@@ -152,6 +161,7 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     data_format : str
         As for :func:`space_to_depth`. With ``"NCHW_VECT_C"`` the result's
         channel count must be a multiple of 4.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -172,16 +182,19 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     array([[0, 1],
            [2, 3]])
     """
-    result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out, num_threads,
-                        _prepare_depth_to_space)
-    if result is not None:
-        return result
-    return _block_general(x, block_size, mode, data_format, False, out=out, num_threads=num_threads)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out, num_threads,
+                            _prepare_depth_to_space)
+        if result is not None:
+            return result
+    return _block_general(x, block_size, mode, data_format, False, out=out,
+                          num_threads=num_threads, convert=convert)
 
 
 @fill_doc
 def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
-         num_threads: Optional[int] = None) -> np.ndarray:
+         num_threads: Optional[int] = None, dtype=None, scale=None, offset=None) -> np.ndarray:
     """Repeat ``x`` along each axis, as ``numpy.tile`` does.
 
     The result is always a new array (or ``out``), unlike ``numpy.tile`` on
@@ -194,6 +207,7 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
     repeats : int, sequence of int, or 1-D integer array
         Repetitions per axis, each >= 0. A shorter ``repeats`` is padded with
         leading 1s; a longer one gives ``x`` leading axes of size 1.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -215,10 +229,12 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
            [1, 2, 1, 2],
            [3, 4, 3, 4]])
     """
-    result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile)
-    if result is not None:
-        return result
-    return _tile_general(x, repeats, out=out, num_threads=num_threads)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile)
+        if result is not None:
+            return result
+    return _tile_general(x, repeats, out=out, num_threads=num_threads, convert=convert)
 
 
 def _prepare_tile(x: np.ndarray, repeats) -> Prepared:
@@ -234,8 +250,9 @@ def _prepare_tile(x: np.ndarray, repeats) -> Prepared:
 
 
 @arrays_in_out
-def _tile_general(x, repeats, *, out=None, num_threads=None):
+def _tile_general(x, repeats, *, out=None, num_threads=None, convert=None):
     """The general path of :func:`tile` (other libraries' arrays too)."""
     x = np.asarray(x)
     call = _prepare_tile(x, repeats)
-    return execute(x, call.result_shape, out, call.copy, num_threads)
+    return execute(x, call.result_shape, out, call.copy, num_threads, convert=convert,
+                   copies=call.copies)

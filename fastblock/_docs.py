@@ -22,7 +22,19 @@ num_threads : int, optional
 Returns
 -------
 numpy.ndarray
-    ``out``, or a new C-contiguous array of ``x``'s dtype.""",
+    ``out``, or a new C-contiguous array of ``x``'s dtype (or ``dtype``).""",
+    "convert": """\
+dtype : data-type, optional
+    The result's dtype, converted in the same pass: float16, bfloat16,
+    float32, float64, uint8, int8, uint16 or int16, from any numeric
+    dtype. A float result is ``astype``'s; an integer result is rounded
+    half to even and saturated (NaN to 0). See docs/convert.md.
+scale, offset : array_like, optional
+    ``v * scale + offset``, where ``v`` is the item in float32 (float64 for
+    a float64 result), the multiply and the add each rounded (no fused
+    multiply-add); each broadcasts against the result, e.g. ``(3, 1, 1)``
+    per channel of a ``C, H, W`` result. Without ``dtype``, the result
+    keeps ``x``'s dtype.""",
     "dask_result": """\
 Same arguments, checks and results as the NumPy function; the result is a
 lazy :class:`dask.array.Array` of ``x``'s dtype.""",

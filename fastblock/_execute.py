@@ -19,6 +19,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ._convert import Convert, check_conversion, run_converted
+from ._strided_copy import StridedCopies
 from ._threads import resolve_num_threads
 from ._validate import check_out, check_result_size
 
@@ -28,14 +30,20 @@ Copier = Callable[[np.ndarray, np.ndarray, int], None]
 
 
 def execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarray],
-            copy: Copier, num_threads: Optional[int], writes_zeros: bool = False) -> np.ndarray:
+            copy: Copier, num_threads: Optional[int], writes_zeros: bool = False,
+            convert: Optional[Convert] = None,
+            copies: Optional[StridedCopies] = None) -> np.ndarray:
     """Check ``out`` (or the result size), then run ``copy`` from ``x`` into
     ``out`` or into a new C-contiguous array, and return that array.
 
     ``writes_zeros``: ``copy`` also fills items of the result from a single
     zero item of its own (a step-0 source: space_to_batch's padding); only
-    the reference-dtype gather needs to know."""
+    the reference-dtype gather needs to know. ``convert``: the call's
+    dtype, scale and offset (``_convert``), run by the operator's
+    ``copies`` through the engine's convert stage."""
     n_threads = resolve_num_threads(num_threads)
+    if convert is not None:
+        return _execute_converted(x, result_shape, out, copy, copies, convert, n_threads)
     if out is not None:
         check_out(out, result_shape, x.dtype, x)
     else:
@@ -76,3 +84,21 @@ def _gather_with_references(x: np.ndarray, result_shape: tuple[int, ...], copy: 
         items[1:] = x.reshape(-1)
     # Index with a 1-D array: a 0-d index would give a scalar, not an array.
     return items[result_index.reshape(-1)].reshape(result_shape)
+
+
+def _execute_converted(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarray],
+                       copy: Copier, copies: StridedCopies, convert: Convert,
+                       n_threads: int) -> np.ndarray:
+    """:func:`execute` for a call that converts: every argument checked
+    before anything is written."""
+    conversion = check_conversion(x.dtype, result_shape, convert)
+    if out is not None:
+        check_out(out, result_shape, conversion.dtype, x)
+    else:
+        check_result_size(result_shape, conversion.dtype)
+    if 0 in result_shape:
+        return np.empty(result_shape, dtype=conversion.dtype) if out is None else out
+    if out is None:
+        out = np.empty(result_shape, dtype=conversion.dtype)
+    run_converted(x, out, copies, copy, conversion, n_threads)
+    return out

@@ -39,6 +39,7 @@ from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import (BATCH_TO_SPACE, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, SPACE_TO_BATCH,
                         TRANSPOSE)
+from ._convert import converting
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._layouts import CHANNELS_FIRST, CHANNELS_LAST, depth_to_space_shape, space_to_depth_shape
@@ -125,7 +126,8 @@ def _normalize_axes(axes: Axes, ndim: int) -> Tuple[int, ...]:
 
 @fill_doc
 def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = None,
-              num_threads: Optional[int] = None) -> np.ndarray:
+              num_threads: Optional[int] = None, dtype=None, scale=None,
+              offset=None) -> np.ndarray:
     """Permute the axes of ``x`` into a new C-contiguous array (or ``out``).
 
     The values are those of ``numpy.transpose(x, axes)``; the result is what
@@ -140,6 +142,7 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     axes : sequence of int, optional
         A permutation of ``range(x.ndim)``; negative entries count from the
         end. Default: the axes reversed, as in NumPy.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -163,10 +166,12 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     >>> fb.transpose(np.zeros((2, 3, 4, 5)), (0, 2, 3, 1)).shape
     (2, 4, 5, 3)
     """
-    result = _fast_call(TRANSPOSE, (axes,), x, out, num_threads, _prepare_transpose)
-    if result is not None:
-        return result
-    return _transpose_general(x, axes, out=out, num_threads=num_threads)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(TRANSPOSE, (axes,), x, out, num_threads, _prepare_transpose)
+        if result is not None:
+            return result
+    return _transpose_general(x, axes, out=out, num_threads=num_threads, convert=convert)
 
 
 def _prepare_transpose(x: np.ndarray, axes) -> Prepared:
@@ -180,11 +185,12 @@ def _prepare_transpose(x: np.ndarray, axes) -> Prepared:
 
 
 @arrays_in_out
-def _transpose_general(x, axes, *, out=None, num_threads=None):
+def _transpose_general(x, axes, *, out=None, num_threads=None, convert=None):
     """The general path of :func:`transpose` (other libraries' arrays too)."""
     x = np.asarray(x)
     call = _prepare_transpose(x, axes)
-    return execute(x, call.result_shape, out, call.copy, num_threads)
+    return execute(x, call.result_shape, out, call.copy, num_threads, convert=convert,
+                   copies=call.copies)
 
 
 # --------------------------------------------------------------------------
@@ -213,7 +219,8 @@ def _pixel_arguments(x: np.ndarray, factor, factor_name: str, data_format):
 @fill_doc
 def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channels_first", *,
                   out: Optional[np.ndarray] = None,
-                  num_threads: Optional[int] = None) -> np.ndarray:
+                  num_threads: Optional[int] = None, dtype=None, scale=None,
+                  offset=None) -> np.ndarray:
     """PyTorch's ``pixel_shuffle``: ``[*, C*r*r, H, W]`` to ``[*, C, H*r, W*r]``.
 
     ``result[..., c, h*r + i, w*r + j] = x[..., c*r*r + i*r + j, h, w]`` with
@@ -230,6 +237,7 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     data_format : {"channels_first", "channels_last"}
         ``[*, C, H, W]`` (PyTorch) or ``[*, H, W, C]``, with the same channel
         numbering.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -255,11 +263,14 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     >>> fb.pixel_shuffle(np.zeros((5, 2, 12, 3, 4)), 2).shape
     (5, 2, 3, 6, 8)
     """
-    result = _fast_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
-                        _prepare_pixel_shuffle)
-    if result is not None:
-        return result
-    return _pixel_general(x, upscale_factor, data_format, False, out=out, num_threads=num_threads)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
+                            _prepare_pixel_shuffle)
+        if result is not None:
+            return result
+    return _pixel_general(x, upscale_factor, data_format, False, out=out, num_threads=num_threads,
+                          convert=convert)
 
 
 def _prepare_pixel_shuffle(x: np.ndarray, upscale_factor, data_format="channels_first") -> Prepared:
@@ -276,19 +287,22 @@ def _prepare_pixel_shuffle(x: np.ndarray, upscale_factor, data_format="channels_
 
 
 @arrays_in_out
-def _pixel_general(x, factor, data_format, to_depth, *, out=None, num_threads=None):
+def _pixel_general(x, factor, data_format, to_depth, *, out=None, num_threads=None,
+                   convert=None):
     """The general path of :func:`pixel_unshuffle` (``to_depth``) and
     :func:`pixel_shuffle` (other libraries' arrays too)."""
     x = np.asarray(x)
     prepare = _prepare_pixel_unshuffle if to_depth else _prepare_pixel_shuffle
     call = prepare(x, factor, data_format)
-    return execute(x, call.result_shape, out, call.copy, num_threads)
+    return execute(x, call.result_shape, out, call.copy, num_threads, convert=convert,
+                   copies=call.copies)
 
 
 @fill_doc
 def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "channels_first", *,
                     out: Optional[np.ndarray] = None,
-                    num_threads: Optional[int] = None) -> np.ndarray:
+                    num_threads: Optional[int] = None, dtype=None, scale=None,
+                    offset=None) -> np.ndarray:
     """PyTorch's ``pixel_unshuffle``: ``[*, C, H*r, W*r]`` to ``[*, C*r*r, H, W]``.
 
     ``result[..., c*r*r + i*r + j, h, w] = x[..., c, h*r + i, w*r + j]`` with
@@ -304,6 +318,7 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
         ``r >= 1``, dividing the height and the width.
     data_format : {"channels_first", "channels_last"}
         ``[*, C, H, W]`` (PyTorch) or ``[*, H, W, C]``.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -322,11 +337,14 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
     >>> fb.pixel_unshuffle(np.zeros((5, 2, 3, 8, 6)), 2).shape
     (5, 2, 12, 4, 3)
     """
-    result = _fast_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out, num_threads,
-                        _prepare_pixel_unshuffle)
-    if result is not None:
-        return result
-    return _pixel_general(x, downscale_factor, data_format, True, out=out, num_threads=num_threads)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out, num_threads,
+                            _prepare_pixel_unshuffle)
+        if result is not None:
+            return result
+    return _pixel_general(x, downscale_factor, data_format, True, out=out, num_threads=num_threads,
+                          convert=convert)
 
 
 def _prepare_pixel_unshuffle(x: np.ndarray, downscale_factor,
@@ -506,7 +524,8 @@ def _check_batch_rank(x: np.ndarray) -> None:
 @fill_doc
 def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
                    pads_end: IntVector, *, out: Optional[np.ndarray] = None,
-                   num_threads: Optional[int] = None) -> np.ndarray:
+                   num_threads: Optional[int] = None, dtype=None, scale=None,
+                   offset=None) -> np.ndarray:
     """OpenVINO SpaceToBatch-2: zero-pad, cut into blocks, move blocks to the batch.
 
     For ``x`` of shape ``[batch, D_1, ..., D_k]`` and ``B_i = block_shape[i]``,
@@ -532,6 +551,7 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     pads_begin, pads_end : sequence of int or 1-D integer array
         One entry >= 0 per axis; entry 0 (batch) must be 0, and
         ``block_shape[i]`` must divide every padded size ``P_i``.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -552,23 +572,26 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     array([[0, 2],
            [1, 3]])
     """
-    result = _fast_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out, num_threads,
-                        _prepare_space_to_batch)
-    if result is not None:
-        return result
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
+                            num_threads, _prepare_space_to_batch)
+        if result is not None:
+            return result
     return _batch_general(x, block_shape, pads_begin, pads_end, True, out=out,
-                          num_threads=num_threads)
+                          num_threads=num_threads, convert=convert)
 
 
 @arrays_in_out
-def _batch_general(x, block_shape, begin, end, to_batch, *, out=None, num_threads=None):
+def _batch_general(x, block_shape, begin, end, to_batch, *, out=None, num_threads=None,
+                   convert=None):
     """The general path of :func:`space_to_batch` (``to_batch``) and
     :func:`batch_to_space` (other libraries' arrays too)."""
     x = np.asarray(x)
     prepare = _prepare_space_to_batch if to_batch else _prepare_batch_to_space
     call = prepare(x, block_shape, begin, end)
     return execute(x, call.result_shape, out, call.copy, num_threads,
-                   writes_zeros=call.writes_zeros)
+                   writes_zeros=call.writes_zeros, convert=convert, copies=call.copies)
 
 
 def _prepare_space_to_batch(x: np.ndarray, block_shape, pads_begin, pads_end) -> Prepared:
@@ -595,7 +618,8 @@ def _prepare_space_to_batch(x: np.ndarray, block_shape, pads_begin, pads_end) ->
 @fill_doc
 def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
                    crops_end: IntVector, *, out: Optional[np.ndarray] = None,
-                   num_threads: Optional[int] = None) -> np.ndarray:
+                   num_threads: Optional[int] = None, dtype=None, scale=None,
+                   offset=None) -> np.ndarray:
     """OpenVINO BatchToSpace-2: move batch blocks back into space, then crop.
 
     For ``x`` of shape ``[batch, D_1, ..., D_k]`` and ``B_i = block_shape[i]``,
@@ -620,6 +644,7 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
     crops_begin, crops_end : sequence of int or 1-D integer array
         One entry >= 0 per axis; entry 0 must be 0, and
         ``crops_begin[i] + crops_end[i] <= D_i * B_i``.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -641,12 +666,14 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
     >>> fb.batch_to_space(np.array([[0, 2], [1, 3]]), [1, 2], [0, 1], [0, 0])
     array([[1, 2, 3]])
     """
-    result = _fast_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out, num_threads,
-                        _prepare_batch_to_space)
-    if result is not None:
-        return result
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
+                            num_threads, _prepare_batch_to_space)
+        if result is not None:
+            return result
     return _batch_general(x, block_shape, crops_begin, crops_end, False, out=out,
-                          num_threads=num_threads)
+                          num_threads=num_threads, convert=convert)
 
 
 def _prepare_batch_to_space(x: np.ndarray, block_shape, crops_begin, crops_end) -> Prepared:

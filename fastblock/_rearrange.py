@@ -33,6 +33,7 @@ from ._strided_copy import StridedCopy, Prepared
 from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import REARRANGE, REPEAT
+from ._convert import converting
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._validate import check_integer, check_shape_fits
@@ -384,12 +385,14 @@ def _prepare_repeat(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
 
 
 @arrays_in_out
-def _general(x, operation, pattern, *, out=None, num_threads=None, **axes_lengths) -> np.ndarray:
+def _general(x, operation, pattern, *, out=None, num_threads=None, convert=None,
+             **axes_lengths) -> np.ndarray:
     """The general path of :func:`rearrange` and :func:`repeat` (other
     libraries' arrays too)."""
     x = np.asarray(x)
     recipe = checked_recipe(operation, x.shape, x.dtype, pattern, axes_lengths)
-    return execute(x, recipe.result_shape, out, recipe.copy, num_threads)
+    return execute(x, recipe.result_shape, out, recipe.copy, num_threads, convert=convert,
+                   copies=recipe.copies)
 
 
 # --------------------------------------------------------------------------
@@ -398,7 +401,8 @@ def _general(x, operation, pattern, *, out=None, num_threads=None, **axes_length
 
 @fill_doc
 def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
-              num_threads: Optional[int] = None, **axes_lengths: int) -> np.ndarray:
+              num_threads: Optional[int] = None, dtype=None, scale=None, offset=None,
+              **axes_lengths: int) -> np.ndarray:
     """einops' ``rearrange``: reorder, split and merge axes by a pattern.
 
     The result equals ``einops.rearrange(x, pattern, **axes_lengths)`` on
@@ -419,6 +423,7 @@ def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     **axes_lengths : int
         Lengths of elementary axes that the input's shape does not fix (at
         most one unknown length per group).
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -444,16 +449,20 @@ def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     ...              h2=2, w2=2).shape
     (2, 12, 4, 4)
     """
-    result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
-                        out, num_threads, _prepare_rearrange)
-    if result is not None:
-        return result
-    return _general(x, "rearrange", pattern, out=out, num_threads=num_threads, **axes_lengths)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,),
+                            x, out, num_threads, _prepare_rearrange)
+        if result is not None:
+            return result
+    return _general(x, "rearrange", pattern, out=out, num_threads=num_threads, convert=convert,
+                    **axes_lengths)
 
 
 @fill_doc
 def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
-           num_threads: Optional[int] = None, **axes_lengths: int) -> np.ndarray:
+           num_threads: Optional[int] = None, dtype=None, scale=None, offset=None,
+           **axes_lengths: int) -> np.ndarray:
     """einops' ``repeat``: a rearrange that may add repeated axes.
 
     The result equals ``einops.repeat(x, pattern, **axes_lengths)`` on the
@@ -471,6 +480,7 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
         with a length in ``axes_lengths``, or numbers (anonymous axes).
     **axes_lengths : int
         Lengths of the new axes, and of input axes the shape does not fix.
+    %(convert)s
     %(out_and_result)s
 
     Raises
@@ -488,8 +498,11 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     >>> fb.repeat(np.zeros((3, 4)), "h w -> (2 h) (w r)", r=3).shape
     (6, 12)
     """
-    result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
-                        out, num_threads, _prepare_repeat)
-    if result is not None:
-        return result
-    return _general(x, "repeat", pattern, out=out, num_threads=num_threads, **axes_lengths)
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
+                            out, num_threads, _prepare_repeat)
+        if result is not None:
+            return result
+    return _general(x, "repeat", pattern, out=out, num_threads=num_threads, convert=convert,
+                    **axes_lengths)

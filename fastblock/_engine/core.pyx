@@ -16,6 +16,10 @@ import numpy as np
 from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport calloc, free, malloc
 
+from fastblock._engine.types cimport (CONVERT_SIDES, ConvertPlan, SIDE_DST, SIDE_OFFSET,
+                                      SIDE_SCALE, SIDE_SRC)
+from fastblock._engine.kernels_c cimport (FB_AFFINE_NONE, FB_AFFINE_VALUE, FB_NUM_F64,
+                                          FB_NUM_TYPES, fb_convert_compute)
 from fastblock._engine.types cimport (BLOCK_REPEATS, GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER,
                                       KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX, LANE_GROUP,
                                       MAX_INPUT_AXES, Plan, SHUFFLE_BYTES, ShuffleProgram,
@@ -112,8 +116,10 @@ include "plan/transpose.pxi"
 include "plan/gather.pxi"
 include "plan/shuffle.pxi"
 include "plan/blocks.pxi"
+include "plan/convert.pxi"
 include "run/blocks.pxi"
 include "run/schedule.pxi"
+include "run/convert.pxi"
 
 
 cdef int copy_parts(char* src, char* dst, int ndim, const intp* extents,
@@ -192,6 +198,83 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
                    dst.itemsize, n_parts, src_at, dst_at, num_threads, table_at)
     finally:
         leave_copy()
+
+
+def convert_copy(cnp.ndarray src not None, cnp.ndarray dst not None, int src_type, int dst_type,
+                 extents, steps, parts, scale=None, offset=None, int num_threads=1):
+    """Copy ``src`` into ``dst`` as :func:`copy` does, converting each item
+    from the numeric type ``src_type`` to ``dst_type`` (src/convert.h's
+    FB_NUM_* codes), times ``scale`` and plus ``offset`` where given (arrays
+    of the compute type, :func:`compute_type`).
+
+    ``steps``: four sequences of byte steps, one per side (source, result,
+    scale, offset), each as long as ``extents`` (zeros for a side not
+    given); ``parts``: tuples of four byte offsets, one per side, each a
+    run of the whole copy. The caller guarantees what :func:`copy` asks,
+    and that every scale and offset address is inside its array."""
+    cdef ConvertPlan plan
+    cdef intp ext[MAX_INPUT_AXES]
+    cdef intp side_steps[CONVERT_SIDES][MAX_INPUT_AXES]
+    cdef const intp* step_rows[CONVERT_SIDES]
+    cdef intp shift[CONVERT_SIDES]
+    cdef const char* base[CONVERT_SIDES]
+    cdef int ndim = len(extents), k, s
+    cdef intp n_parts = len(parts)
+    cdef intp[::1] offsets = cvarray_intp(n_parts * CONVERT_SIDES)
+    cdef bint affine = scale is not None or offset is not None
+    if ndim > MAX_INPUT_AXES:
+        raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
+    if not (0 <= src_type < FB_NUM_TYPES and 0 <= dst_type < FB_NUM_TYPES):
+        raise ValueError("fastblock: unknown numeric type code")
+    if len(steps) != CONVERT_SIDES or any(len(side) != ndim for side in steps):
+        raise ValueError("fastblock: four sides of steps, each as long as extents")
+    for k in range(ndim):
+        ext[k] = extents[k]
+        for s in range(CONVERT_SIDES):
+            side_steps[s][k] = steps[s][k]
+    for s in range(CONVERT_SIDES):
+        step_rows[s] = &side_steps[s][0]
+    for k, part in enumerate(parts):
+        for s in range(CONVERT_SIDES):
+            offsets[k * CONVERT_SIDES + s] = part[s]
+    plan.cv.src = src_type
+    plan.cv.dst = dst_type
+    plan.cv.compute = fb_convert_compute(src_type, dst_type, affine)
+    plan.cv.scale = FB_AFFINE_VALUE if scale is not None else FB_AFFINE_NONE
+    plan.cv.offset = FB_AFFINE_VALUE if offset is not None else FB_AFFINE_NONE
+    plan.item[SIDE_SRC] = src.itemsize
+    plan.item[SIDE_DST] = dst.itemsize
+    plan.item[SIDE_SCALE] = plan.item[SIDE_OFFSET] = 8 if plan.cv.compute == FB_NUM_F64 else 4
+    for s, values in ((SIDE_SCALE, scale), (SIDE_OFFSET, offset)):
+        if values is not None and (<cnp.ndarray?>values).itemsize != plan.item[s]:
+            raise ValueError("fastblock: scale and offset must be of the compute type")
+    base[SIDE_SRC] = <const char*>cnp.PyArray_DATA(src)
+    base[SIDE_DST] = <const char*>cnp.PyArray_DATA(dst)
+    base[SIDE_SCALE] = <const char*>cnp.PyArray_DATA(scale) if scale is not None else NULL
+    base[SIDE_OFFSET] = <const char*>cnp.PyArray_DATA(offset) if offset is not None else NULL
+    plan.shapes = NULL
+    enter_copy()
+    try:
+        plan.cv.avx2 = tuning.convert_avx2 and cpu_avx2
+        plan.tile_items = imax(1, tuning.convert_tile_bytes
+                                  // imax(imax(plan.item[SIDE_SRC], plan.item[SIDE_DST]),
+                                          plan.item[SIDE_SCALE]))
+        if n_parts < 1 or not plan_convert(&plan, ndim, ext, step_rows, shift):
+            return
+        for s in range(CONVERT_SIDES):
+            if base[s] != NULL:
+                base[s] += shift[s]
+        run_convert(&plan, base, n_parts, &offsets[0], num_threads)
+    finally:
+        free_convert_plan(&plan)
+        leave_copy()
+
+
+def compute_type(int src_type, int dst_type, bint affine):
+    """The type code (FB_NUM_F32 or FB_NUM_F64) a conversion computes in:
+    float64 for a float64 result (and for a float64 source converted to a
+    float result without scale or offset), else float32."""
+    return fb_convert_compute(src_type, dst_type, affine)
 
 
 cdef int read_axes(extents, src_strides, dst_strides, intp* ext, intp* ss,

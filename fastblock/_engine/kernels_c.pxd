@@ -155,3 +155,26 @@ cdef extern from "src/vect_c_pixels.h" nogil:
                           char* space, fb_intp space_row_step, fb_intp rows, fb_intp out_w,
                           const unsigned char* idx, const unsigned long long* masks, int W,
                           int to_depth) noexcept
+
+
+cdef extern from "src/convert.h" nogil:
+    enum:
+        FB_NUM_BOOL
+        FB_NUM_F16
+        FB_NUM_BF16
+        FB_NUM_F32
+        FB_NUM_F64
+        FB_NUM_TYPES
+        FB_AFFINE_NONE
+        FB_AFFINE_VALUE
+        FB_AFFINE_LINE
+    ctypedef struct FbConvert:
+        int src
+        int dst
+        int compute
+        int scale
+        int offset
+        int avx2
+    int fb_convert_compute(int src, int dst, int affine)
+    void fb_convert_run(const FbConvert* cv, char* dst, fb_intp dst_step, const char* src,
+                        fb_intp n, const char* scale, const char* offset)

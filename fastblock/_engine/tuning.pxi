@@ -52,6 +52,8 @@ cdef struct Tuning:
     bint vect_c_pixels
     intp vect_c_rows_min_bytes
     bint prefetch
+    bint convert_avx2
+    intp convert_tile_bytes
 
 #: One engine setting: its ``name`` (a tune() keyword), ``default``,
 #: ``unit`` ("on/off" for a switch, else what the number counts) and what
@@ -124,6 +126,11 @@ SETTINGS = (
             "(bs 3, 64 MiB uint8, two threads: 1.38 -> 0.80 x np.copyto), smaller ones "
             "through planes (in cache the gathers cost more)"),
     Setting("prefetch", True, "on/off", "transposes ask for the source two blocks ahead"),
+    Setting("convert_avx2", True, "on/off",
+            "conversions (dtype=, scale=, offset=) by the AVX2 variants of the convert passes"),
+    Setting("convert_tile_bytes", 16 * 1024, "bytes",
+            "a converting copy's tile: this many bytes of its widest side (source, result "
+            "or compute type), moved into a stage that stays in L1 and converted out"),
     # The thread policy (_engine/src/team.h).
     Setting("adaptive_teams", True, "on/off",
             "teams shrink while helper threads come late (off: every call runs the team it asks)"),
@@ -147,9 +154,10 @@ SETTINGS = (
 # Settings that need this build or CPU: kept off without them.
 cdef dict NEEDS = {"streaming": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
                    "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0,
-                   "wide_streams": fb_cpu_has_avx() != 0, "avx2_repeats": fb_cpu_has_avx2() != 0}
+                   "wide_streams": fb_cpu_has_avx() != 0, "avx2_repeats": fb_cpu_has_avx2() != 0,
+                   "convert_avx2": fb_cpu_has_avx2() != 0}
 # Settings that must be at least this (a unit of 0 bytes never ends).
-cdef dict MINIMUM = {"fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
+cdef dict MINIMUM = {"convert_tile_bytes": 1, "fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
                      "min_block_bytes": 1, "team_late_streak": 1, "team_backoff_min_ns": 1}
 
 cdef Tuning tuning

@@ -7,7 +7,7 @@
 
 from numpy cimport npy_intp
 
-from fastblock._engine.kernels_c cimport FB_LANES_MAX, FB_VECT_C_BS, FB_VECT_C_M
+from fastblock._engine.kernels_c cimport FB_LANES_MAX, FB_VECT_C_BS, FB_VECT_C_M, FbConvert
 
 ctypedef npy_intp intp
 
@@ -256,3 +256,51 @@ cdef struct KernelAxes:
     # a transpose's axes grouped into its rows and items.
     int a, b, first, ragged
     bint grouped[MAX_AXES]
+
+
+cdef enum:
+    # The sides of a converting copy (_engine/plan/convert.pxi): its source,
+    # its result, and the scale's and the offset's values along its axes.
+    CONVERT_SIDES = 4
+    SIDE_SRC = 0
+    SIDE_DST = 1
+    SIDE_SCALE = 2
+    SIDE_OFFSET = 3
+    # Axes whose last tile is shorter, at most; and so the tile shapes:
+    # whole, short on the first such axis, on the second, on both.
+    CUTS_MAX = 2
+    TILE_SHAPES = 4
+
+
+cdef struct TileShape:
+    # One shape of a converting copy's tiles: how its source goes into the
+    # stage (packed, in the result's axis order), how the scale's and the
+    # offset's values for it go into lines packed the same way (where they
+    # vary along its rows), and its rows out of the stage into the result.
+    Plan move
+    Plan scale_line
+    Plan offset_line
+    intp extent[MAX_AXES]       # the tile's extent along each axis
+    intp run                    # items of a row
+    intp run_step               # result bytes between a row's items
+    int n_rows                  # axes of the row loop, outermost first
+    intp row_extent[MAX_AXES]
+    intp row_step[CONVERT_SIDES][MAX_AXES]   # stage, result, scale, offset bytes
+
+
+cdef struct ConvertPlan:
+    # A converting copy (_engine/plan/convert.pxi): its normalised axes with
+    # a step per side, the tile (box) along each, the axes whose last tile
+    # is shorter, and each tile shape's plans.
+    FbConvert cv
+    intp item[CONVERT_SIDES]    # bytes an item: source, result, compute, compute
+    int n
+    intp extent[MAX_AXES]
+    intp step[CONVERT_SIDES][MAX_AXES]
+    intp box[MAX_AXES]
+    intp tiles[MAX_AXES]        # tiles along each axis
+    int n_cuts
+    int cut[CUTS_MAX]
+    intp n_tiles                # tiles of one part
+    intp tile_items             # items of a whole tile
+    TileShape* shapes           # 1 << n_cuts of them (heap)

@@ -1,0 +1,165 @@
+"""Conversions in the same pass as the move: every front door's ``dtype=``,
+``scale=`` and ``offset=`` (docs/convert.md states the rule for users).
+
+The result is the operator's result converted item by item: ``v``, the
+item in the compute type (float64 for a float64 result, else float32), as
+``astype`` converts it; times ``scale``, then plus ``offset``, each rounded
+on its own; then into the result dtype (a float as ``astype`` converts, an
+8- or 16-bit integer rounded half to even and saturated, NaN to 0). A float
+result without scale and offset is ``astype`` of the item itself.
+
+This module checks the three arguments and runs the operator's strided
+copies (``Prepared.copies``) through the engine's convert stage
+(``_engine.convert_copy``). The scale and the offset are read along the
+copy's own axes: the operator describes its copy once more into a
+stand-in for the result whose strides are theirs, broadcast to the
+result's shape (an operator's axes depend on the shapes alone; their steps
+are linear in the result's strides).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from . import _engine
+from ._strided_copy import StridedCopy
+
+# The engine's numeric type codes (src/convert.h: FB_NUM_*), by dtype.
+_CODES = {np.dtype(np.bool_): 0, np.dtype(np.uint8): 1, np.dtype(np.int8): 2,
+          np.dtype(np.uint16): 3, np.dtype(np.int16): 4, np.dtype(np.uint32): 5,
+          np.dtype(np.int32): 6, np.dtype(np.uint64): 7, np.dtype(np.int64): 8,
+          np.dtype(np.float16): 9, np.dtype(np.float32): 11, np.dtype(np.float64): 12}
+_BFLOAT16 = 10
+_FLOAT64 = 12
+_RESULTS = (1, 2, 3, 4, 9, _BFLOAT16, 11, _FLOAT64)
+_SOURCES_TEXT = ("bool, int8 to int64, uint8 to uint64, float16, bfloat16, float32 or float64")
+_RESULTS_TEXT = "float16, bfloat16, float32, float64, uint8, int8, uint16 or int16"
+
+
+class Convert(NamedTuple):
+    """A front door's ``dtype``, ``scale`` and ``offset`` as given."""
+
+    dtype: object
+    scale: object
+    offset: object
+
+
+def converting(dtype, scale, offset) -> Optional[Convert]:
+    """The conversion a call asks for, or None (a plain move)."""
+    if dtype is None and scale is None and offset is None:
+        return None
+    return Convert(dtype, scale, offset)
+
+
+class Conversion(NamedTuple):
+    """A checked conversion: the result dtype, the engine's type codes, and
+    the scale and offset in the compute type (None: not given)."""
+
+    dtype: np.dtype
+    src_code: int
+    dst_code: int
+    scale: Optional[np.ndarray]
+    offset: Optional[np.ndarray]
+
+
+def type_code(dtype: np.dtype) -> Optional[int]:
+    """The engine's code for a native-order numeric dtype, else None."""
+    code = _CODES.get(dtype)
+    if code is None and dtype.name == "bfloat16" and dtype.itemsize == 2 and dtype.isnative:
+        return _BFLOAT16
+    return code if code is None or dtype.isnative else None
+
+
+def check_conversion(source: np.dtype, result_shape: tuple, convert: Convert) -> Conversion:
+    """``convert`` checked for a source of dtype ``source`` and a result of
+    ``result_shape``: TypeError for an unsupported pair or a non-numeric
+    scale or offset, ValueError for one that does not broadcast."""
+    try:
+        result = source if convert.dtype is None else np.dtype(convert.dtype)
+    except TypeError as error:
+        raise TypeError(f"fastblock: dtype={convert.dtype!r} is not a NumPy dtype") from error
+    src_code, dst_code = type_code(source), type_code(result)
+    if src_code is None or dst_code not in _RESULTS:
+        raise TypeError(f"fastblock: cannot convert {source} to {result}: the source must be "
+                        f"{_SOURCES_TEXT}, the result {_RESULTS_TEXT} (native byte order)")
+    affine = convert.scale is not None or convert.offset is not None
+    compute = np.float64 if _engine.compute_type(src_code, dst_code, affine) == _FLOAT64 \
+        else np.float32
+    return Conversion(result, src_code, dst_code,
+                      _affine_values(convert.scale, "scale", compute, result_shape),
+                      _affine_values(convert.offset, "offset", compute, result_shape))
+
+
+def _affine_values(value, name: str, compute, result_shape: tuple) -> Optional[np.ndarray]:
+    """``scale`` or ``offset`` as an array of the compute type that
+    broadcasts against the result (None stays None)."""
+    if value is None:
+        return None
+    values = np.asarray(value)
+    if type_code(values.dtype) is None:
+        raise TypeError(f"fastblock: {name} must hold real numbers; got dtype {values.dtype}")
+    try:
+        broadcast = np.broadcast_shapes(values.shape, result_shape)
+    except ValueError:
+        broadcast = None
+    if broadcast != tuple(result_shape):
+        raise ValueError(f"fastblock: {name} of shape {values.shape} does not broadcast to the "
+                         f"result's shape {tuple(result_shape)}")
+    return values.astype(compute)
+
+
+def stand_in(dtype: np.dtype, shape: tuple, strides: tuple) -> np.ndarray:
+    """An array of ``shape`` and ``strides`` that only describes: its data
+    is never read (an operator's copies read shapes and strides)."""
+    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides)
+
+
+def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: Conversion,
+                  n_threads: int) -> None:
+    """Run an operator's copy of ``x`` into ``result`` (checked, of the
+    result dtype), converting; ``copies``/``copy``: its Prepared copies."""
+    shape = result.shape
+    sides = [conversion.scale, conversion.offset]
+    views = [None if v is None else np.broadcast_to(v, shape) for v in sides]
+    strided = copies(x, stand_in(x.dtype, shape, result.strides))
+    if strided is None:
+        # NCHW_VECT_C copies that no axes describe: the move first, then the
+        # conversion over the result's own axes.
+        moved = np.empty(shape, x.dtype)
+        copy(x, moved, n_threads)
+        x, strided = moved, [_identity(moved, result)]
+        side_copies = [None if v is None else [_identity(moved, v)] for v in views]
+    else:
+        side_copies = [None if v is None else copies(x, stand_in(x.dtype, shape, v.strides))
+                       for v in views]
+    zero = None
+    for i, part in enumerate(strided):
+        source = x
+        if part.zero_source:
+            if zero is None:
+                zero = np.zeros(1, x.dtype)
+            source = zero
+        steps = [part.src_strides, part.dst_strides]
+        offsets = [[src_off, dst_off] for src_off, dst_off in part.parts]
+        for side in side_copies:
+            if side is None:
+                steps.append((0,) * len(part.extents))
+                for at in offsets:
+                    at.append(0)
+            else:
+                mine = side[i]
+                if mine.extents != part.extents or len(mine.parts) != len(part.parts):
+                    raise AssertionError("fastblock: an operator's axes changed with the strides")
+                steps.append(mine.dst_strides)
+                for at, (_, side_off) in zip(offsets, mine.parts):
+                    at.append(side_off)
+        _engine.convert_copy(source, result, conversion.src_code, conversion.dst_code,
+                             part.extents, steps, offsets, conversion.scale, conversion.offset,
+                             n_threads)
+
+
+def _identity(source: np.ndarray, target: np.ndarray):
+    """The copy of ``source`` onto ``target``'s strides, item for item (both
+    of the result's shape)."""
+    return StridedCopy(source.shape, source.strides, target.strides)

@@ -1,0 +1,315 @@
+# The convert stage's plan: a copy that also converts its items (another
+# dtype, a scale, an offset) as a ConvertPlan. Nothing here touches the data.
+#
+# The copy is cut into tiles: boxes of its axes of at most
+# tuning.convert_tile_bytes bytes of its widest side. A tile's source moves
+# into a per-thread stage in the source's dtype, packed in the result's
+# axis order, by an ordinary Plan (the engine's kernels, unchanged); the
+# stage's rows are then converted into the result (src/convert.c). The
+# stage stays in L1, so the result is written once, in its own dtype.
+#
+# A tile takes the axes innermost on either side first (the smaller of
+# each axis's two steps, in items), so that the move keeps its kernel: a
+# channels-last image to channels-first takes its channels and a row of
+# pixels whole, and as many rows as fit. A transpose whose two innermost
+# axes are both long takes a box of each (at least CONVERT_MIN_SIDE items
+# of the source's). A tile cut from an axis takes a divisor of its extent
+# where one is near, else the last tile is shorter: at most CUTS_MAX axes
+# are cut, so a copy has at most TILE_SHAPES tile shapes, each planned once.
+#
+# The scale and the offset are read along the same axes (their steps are
+# 0 where they are broadcast). Where they vary along a row (channels
+# last), each tile's values are first moved into lines packed as the stage
+# (the same engine, from a source of steps 0 and 4); else one value a row.
+
+from libc.stdlib cimport malloc
+
+from fastblock._engine.types cimport (CONVERT_SIDES, CUTS_MAX, ConvertPlan, MAX_AXES, Plan,
+                                      SIDE_DST, SIDE_OFFSET, SIDE_SCALE, SIDE_SRC, TileShape,
+                                      intp)
+from fastblock._engine.kernels_c cimport (FB_AFFINE_LINE, FB_AFFINE_NONE, FB_AFFINE_VALUE,
+                                          fb_convert_compute)
+
+# A tile's move is one part, at offset 0 on both sides.
+cdef intp NO_OFFSET = 0
+
+cdef enum:
+    # Source items a tile cut from two long axes keeps of the source's
+    # innermost one: a cache line of float32.
+    CONVERT_MIN_SIDE = 16
+
+
+cdef int plan_convert(ConvertPlan* c, int ndim, const intp* extents, const intp* const* steps,
+                      intp* base_shift) except -1:
+    """Fill ``c`` (its cv types set by the caller, and its scale and offset
+    modes to anything but FB_AFFINE_NONE where given) for a copy over
+    ``ndim`` axes with ``steps[side]`` byte steps; 0 when it copies
+    nothing, else 1. ``base_shift[side]``: bytes each side's base moves (a
+    negative result step is made positive, every side moving to that
+    axis's last item)."""
+    cdef int k, s, m = 0
+    for s in range(CONVERT_SIDES):
+        base_shift[s] = 0
+    for k in range(ndim):
+        if extents[k] == 0:
+            return 0
+        if extents[k] == 1:
+            continue
+        if m == MAX_AXES:
+            raise ValueError("fastblock: too many axes of extent > 1 in one copy")
+        c.extent[m] = extents[k]
+        for s in range(CONVERT_SIDES):
+            c.step[s][m] = steps[s][k]
+        if c.step[SIDE_DST][m] < 0:
+            for s in range(CONVERT_SIDES):
+                base_shift[s] += (extents[k] - 1) * c.step[s][m]
+                c.step[s][m] = -c.step[s][m]
+        m += 1
+    c.n = m
+    sort_convert_axes(c)
+    merge_convert_axes(c)
+    choose_tile(c)
+    c.cv.scale = affine_mode(c, SIDE_SCALE, c.cv.scale != FB_AFFINE_NONE)
+    c.cv.offset = affine_mode(c, SIDE_OFFSET, c.cv.offset != FB_AFFINE_NONE)
+    plan_tile_shapes(c)
+    return 1
+
+
+cdef void sort_convert_axes(ConvertPlan* c) noexcept nogil:
+    """The axes by result step, largest first (insertion sort: few axes)."""
+    cdef int i, j, s
+    cdef intp e, st[CONVERT_SIDES]
+    for i in range(1, c.n):
+        e = c.extent[i]
+        for s in range(CONVERT_SIDES):
+            st[s] = c.step[s][i]
+        j = i - 1
+        while j >= 0 and c.step[SIDE_DST][j] < st[SIDE_DST]:
+            c.extent[j + 1] = c.extent[j]
+            for s in range(CONVERT_SIDES):
+                c.step[s][j + 1] = c.step[s][j]
+            j -= 1
+        c.extent[j + 1] = e
+        for s in range(CONVERT_SIDES):
+            c.step[s][j + 1] = st[s]
+
+
+cdef void merge_convert_axes(ConvertPlan* c) noexcept nogil:
+    """Merge each axis into the one inside it where every side continues it."""
+    cdef int k, s, m = 0
+    cdef bint joins
+    for k in range(1, c.n):
+        joins = True
+        for s in range(CONVERT_SIDES):
+            joins = joins and c.step[s][m] == c.step[s][k] * c.extent[k]
+        if joins:
+            c.extent[m] *= c.extent[k]
+            for s in range(CONVERT_SIDES):
+                c.step[s][m] = c.step[s][k]
+        else:
+            m += 1
+            c.extent[m] = c.extent[k]
+            for s in range(CONVERT_SIDES):
+                c.step[s][m] = c.step[s][k]
+    c.n = m + 1 if c.n else 0
+
+
+cdef inline intp items_step(intp step, intp item) noexcept nogil:
+    return iabs(step) // item
+
+
+cdef intp near_divisor(intp b, intp extent) noexcept nogil:
+    """A tile of about ``b`` items along an axis of ``extent``: the largest
+    divisor of ``extent`` from b/2 to b, else b."""
+    cdef intp d
+    if b >= extent:
+        return extent
+    for d in range(b, (b + 1) // 2 - 1, -1):
+        if d >= 1 and extent % d == 0:
+            return d
+    return imax(b, 1)
+
+
+cdef void choose_tile(ConvertPlan* c) noexcept nogil:
+    """The tile's extent along each axis (c.box) and the axes cut short."""
+    cdef intp budget = c.tile_items, whole = 1, b, key_k, key_j
+    cdef int k, j, taken = 0, a_dst = c.n - 1, a_src = -1
+    cdef int order[MAX_AXES]
+    for k in range(c.n):
+        c.box[k] = 1
+        order[k] = k
+        if a_src < 0 or iabs(c.step[SIDE_SRC][k]) < iabs(c.step[SIDE_SRC][a_src]):
+            a_src = k
+    # Innermost first by the nearer of the two sides; ties to the result's order.
+    for k in range(1, c.n):
+        j = k
+        while j > 0:
+            key_k = imin(items_step(c.step[SIDE_SRC][order[j]], c.item[SIDE_SRC]),
+                         c.step[SIDE_DST][order[j]] // c.item[SIDE_DST])
+            key_j = imin(items_step(c.step[SIDE_SRC][order[j - 1]], c.item[SIDE_SRC]),
+                         c.step[SIDE_DST][order[j - 1]] // c.item[SIDE_DST])
+            if key_k < key_j or (key_k == key_j and order[j] > order[j - 1]):
+                order[j], order[j - 1] = order[j - 1], order[j]
+                j -= 1
+            else:
+                break
+    if c.n >= 2 and a_src >= 0 and a_src != a_dst \
+            and c.extent[a_src] * c.extent[a_dst] > budget:
+        # A transpose of two long axes: a box of each.
+        c.box[a_src] = near_divisor(imin(c.extent[a_src],
+                                         imax(CONVERT_MIN_SIDE, budget // c.extent[a_dst])),
+                                    c.extent[a_src])
+        c.box[a_dst] = near_divisor(imax(1, budget // c.box[a_src]), c.extent[a_dst])
+    else:
+        for taken in range(c.n):
+            k = order[taken]
+            if whole * c.extent[k] <= budget:
+                c.box[k] = c.extent[k]
+                whole *= c.extent[k]
+            else:
+                c.box[k] = near_divisor(imax(1, budget // whole), c.extent[k])
+                break
+    c.n_cuts = 0
+    c.n_tiles = 1
+    c.tile_items = 1
+    for k in range(c.n):
+        c.tiles[k] = (c.extent[k] + c.box[k] - 1) // c.box[k]
+        c.n_tiles *= c.tiles[k]
+        c.tile_items *= c.box[k]
+        if c.extent[k] % c.box[k] != 0:
+            c.cut[c.n_cuts] = k
+            c.n_cuts += 1
+
+
+cdef int plan_tile_shapes(ConvertPlan* c) except -1:
+    """Plan every tile shape: its moves into the stage and lines, its rows."""
+    cdef int shape, j, k
+    cdef TileShape* t
+    c.shapes = <TileShape*>malloc((1 << c.n_cuts) * sizeof(TileShape))
+    if c.shapes == NULL:
+        raise MemoryError()
+    for shape in range(1 << c.n_cuts):
+        t = &c.shapes[shape]
+        for k in range(c.n):
+            t.extent[k] = c.box[k]
+        for j in range(c.n_cuts):
+            if shape & (1 << j):
+                k = c.cut[j]
+                t.extent[k] = c.extent[k] - (c.tiles[k] - 1) * c.box[k]
+        plan_tile_shape(c, t)
+    return 0
+
+
+cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
+    """One tile shape's plans and rows (see the top of this file)."""
+    cdef intp packed[MAX_AXES]
+    cdef intp stage_step[MAX_AXES]
+    cdef intp line_step[MAX_AXES]
+    cdef intp acc = 1
+    cdef int k
+    # The stage, and the lines, packed in the result's order.
+    for k in range(c.n - 1, -1, -1):
+        packed[k] = acc
+        acc *= t.extent[k]
+    for k in range(c.n):
+        stage_step[k] = packed[k] * c.item[SIDE_SRC]
+        line_step[k] = packed[k] * c.item[SIDE_SCALE]
+    plan_tile_move(&t.move, c, t, &c.step[SIDE_SRC][0], stage_step, c.item[SIDE_SRC])
+    if c.cv.scale == FB_AFFINE_LINE:
+        plan_tile_move(&t.scale_line, c, t, &c.step[SIDE_SCALE][0], line_step, c.item[SIDE_SCALE])
+    if c.cv.offset == FB_AFFINE_LINE:
+        plan_tile_move(&t.offset_line, c, t, &c.step[SIDE_OFFSET][0], line_step,
+                       c.item[SIDE_OFFSET])
+    plan_tile_rows(c, t, stage_step, line_step)
+    return 0
+
+
+cdef int plan_tile_move(Plan* p, const ConvertPlan* c, const TileShape* t, const intp* from_steps,
+                        const intp* to_steps, intp item) except -1:
+    """A Plan of the tile from ``from_steps`` into a packed buffer (steps
+    all positive: build_plan moves neither base)."""
+    cdef char* src = NULL
+    cdef char* dst = NULL
+    build_plan(p, c.n, t.extent, from_steps, to_steps, item, 1, &src, &dst)
+    p.src_offsets = &NO_OFFSET
+    p.dst_offsets = &NO_OFFSET
+    return 0
+
+
+cdef void plan_tile_rows(ConvertPlan* c, TileShape* t, const intp* stage_step,
+                         const intp* line_step) noexcept nogil:
+    """The tile's rows out of the stage: its axes of extent > 1 in the
+    result's order, merged where the result (and a scale or offset of one
+    value a row) continues them; the innermost is the run."""
+    cdef intp ext[MAX_AXES]
+    cdef intp st[CONVERT_SIDES][MAX_AXES]
+    cdef int k, s, m = -1
+    cdef int mode[CONVERT_SIDES]
+    cdef bint joins
+    mode[SIDE_SRC] = FB_AFFINE_LINE       # the stage: packed
+    mode[SIDE_DST] = FB_AFFINE_VALUE      # the result: must continue
+    mode[SIDE_SCALE] = c.cv.scale
+    mode[SIDE_OFFSET] = c.cv.offset
+    for k in range(c.n):
+        if t.extent[k] == 1:
+            continue
+        if m >= 0:
+            joins = True
+            for s in range(CONVERT_SIDES):
+                if mode[s] == FB_AFFINE_VALUE:
+                    joins = joins and st[s][m] == side_step_of(c, s, k, stage_step,
+                                                               line_step) * t.extent[k]
+            if joins:
+                ext[m] *= t.extent[k]
+                for s in range(CONVERT_SIDES):
+                    st[s][m] = side_step_of(c, s, k, stage_step, line_step)
+                continue
+        m += 1
+        ext[m] = t.extent[k]
+        for s in range(CONVERT_SIDES):
+            st[s][m] = side_step_of(c, s, k, stage_step, line_step)
+    t.run = 1
+    t.run_step = c.item[SIDE_DST]
+    # A run of one value a row must not step through the scale or offset.
+    if m >= 0 and (c.cv.scale != FB_AFFINE_VALUE or st[SIDE_SCALE][m] == 0) \
+            and (c.cv.offset != FB_AFFINE_VALUE or st[SIDE_OFFSET][m] == 0):
+        t.run = ext[m]
+        t.run_step = st[SIDE_DST][m]
+        m -= 1
+    t.n_rows = m + 1
+    for k in range(t.n_rows):
+        t.row_extent[k] = ext[k]
+        for s in range(CONVERT_SIDES):
+            t.row_step[s][k] = st[s][k]
+
+
+cdef inline intp side_step_of(const ConvertPlan* c, int s, int k, const intp* stage_step,
+                              const intp* line_step) noexcept nogil:
+    """Axis ``k``'s step in a tile's rows on side ``s``: the stage's, the
+    result's, or the scale's or offset's (its own steps for one value a
+    row, the line's for a line)."""
+    if s == SIDE_SRC:
+        return stage_step[k]
+    if s == SIDE_DST:
+        return c.step[SIDE_DST][k]
+    if (s == SIDE_SCALE and c.cv.scale == FB_AFFINE_LINE) or \
+            (s == SIDE_OFFSET and c.cv.offset == FB_AFFINE_LINE):
+        return line_step[k]
+    return c.step[s][k]
+
+
+cdef int affine_mode(const ConvertPlan* c, int side, bint given) noexcept nogil:
+    """How a scale or offset (``side``) is read: none, one value a row
+    (steps 0 along the result's innermost axis of the tile), or lines."""
+    cdef int k
+    if not given:
+        return FB_AFFINE_NONE
+    for k in range(c.n - 1, -1, -1):
+        if c.box[k] > 1:
+            return FB_AFFINE_VALUE if c.step[side][k] == 0 else FB_AFFINE_LINE
+    return FB_AFFINE_VALUE
+
+
+cdef void free_convert_plan(ConvertPlan* c) noexcept nogil:
+    free(c.shapes)
+    c.shapes = NULL

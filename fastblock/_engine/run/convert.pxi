@@ -1,0 +1,138 @@
+# The convert stage's run: a ConvertPlan's tiles (times its parts) as the
+# units of the common schedule (run_units). A unit moves its tile's source
+# into its thread's stage by the tile shape's Plan (run_range, on this
+# thread), and converts the stage's rows into the result (fb_convert_run).
+# Where the scale or offset varies along the rows, their lines are moved
+# first, unless the thread's last tile of the same shape read the same
+# values (channels last: every tile of a shape reads the same values).
+
+from fastblock._engine.types cimport (CONVERT_SIDES, ConvertPlan, MAX_AXES, SIDE_DST, SIDE_OFFSET,
+                                      SIDE_SCALE, SIDE_SRC, TileShape, intp)
+from fastblock._engine.kernels_c cimport FB_AFFINE_LINE, fb_convert_run
+from fastblock._engine.schedule_types cimport FAULTS_ONLY
+
+cdef enum:
+    # Per-thread scratch is laid out in lines.
+    SCRATCH_ALIGN = 64
+
+
+cdef struct ThreadLines:
+    # What a thread's scale and offset lines hold now: the tile shape
+    # (-1: nothing) and the first value each was moved from.
+    int shape
+    const char* scale_from
+    const char* offset_from
+
+
+cdef struct ConvertJob:
+    const ConvertPlan* plan
+    const char* base[CONVERT_SIDES]     # each side's first item
+    intp n_parts
+    const intp* part_offsets            # CONVERT_SIDES byte offsets a part
+    char* scratch                       # per thread: stage, scale line, offset line
+    intp stage_bytes, line_bytes, scratch_bytes
+    ThreadLines* lines                  # per thread
+
+
+cdef void run_convert_unit(const void* job_, intp unit, int faults, int thread) noexcept nogil:
+    """Tile ``unit`` (part-major) of a ConvertJob on OpenMP thread ``thread``."""
+    cdef const ConvertJob* job = <const ConvertJob*>job_
+    cdef const ConvertPlan* c = job.plan
+    cdef const TileShape* t
+    cdef const char* at[CONVERT_SIDES]
+    cdef intp tile = unit % c.n_tiles, part = unit // c.n_tiles, idx
+    cdef int k, s, j, shape = 0
+    cdef char* stage = job.scratch + thread * job.scratch_bytes
+    cdef char* scale_line = stage + job.stage_bytes
+    cdef char* offset_line = scale_line + job.line_bytes
+    cdef ThreadLines* lines = &job.lines[thread]
+    if faults == FAULTS_ONLY:
+        return
+    for s in range(CONVERT_SIDES):
+        at[s] = job.base[s] + job.part_offsets[part * CONVERT_SIDES + s]
+    for k in range(c.n - 1, -1, -1):
+        idx = tile % c.tiles[k]
+        tile = tile // c.tiles[k]
+        for s in range(CONVERT_SIDES):
+            at[s] += idx * c.box[k] * c.step[s][k]
+        for j in range(c.n_cuts):
+            if c.cut[j] == k and idx == c.tiles[k] - 1:
+                shape |= 1 << j
+    t = &c.shapes[shape]
+    run_range(&t.move, stage, at[SIDE_SRC], 0, t.move.n_iter)
+    if c.cv.scale == FB_AFFINE_LINE or c.cv.offset == FB_AFFINE_LINE:
+        if lines.shape != shape or lines.scale_from != at[SIDE_SCALE] \
+                or lines.offset_from != at[SIDE_OFFSET]:
+            if c.cv.scale == FB_AFFINE_LINE:
+                run_range(&t.scale_line, scale_line, at[SIDE_SCALE], 0, t.scale_line.n_iter)
+            if c.cv.offset == FB_AFFINE_LINE:
+                run_range(&t.offset_line, offset_line, at[SIDE_OFFSET], 0, t.offset_line.n_iter)
+            lines.shape = shape
+            lines.scale_from = at[SIDE_SCALE]
+            lines.offset_from = at[SIDE_OFFSET]
+        at[SIDE_SCALE] = scale_line if c.cv.scale == FB_AFFINE_LINE else at[SIDE_SCALE]
+        at[SIDE_OFFSET] = offset_line if c.cv.offset == FB_AFFINE_LINE else at[SIDE_OFFSET]
+    convert_rows(c, t, <char*>at[SIDE_DST], stage, at[SIDE_SCALE], at[SIDE_OFFSET])
+
+
+cdef void convert_rows(const ConvertPlan* c, const TileShape* t, char* dst, const char* stage,
+                       const char* scale, const char* offset) noexcept nogil:
+    """Every row of a staged tile into the result (the row loop: an odometer)."""
+    cdef intp idx[MAX_AXES]
+    cdef int k, n = t.n_rows
+    for k in range(n):
+        idx[k] = 0
+    while True:
+        fb_convert_run(&c.cv, dst, t.run_step, stage, t.run, scale, offset)
+        k = n - 1
+        while k >= 0:
+            idx[k] += 1
+            stage += t.row_step[SIDE_SRC][k]
+            dst += t.row_step[SIDE_DST][k]
+            scale += t.row_step[SIDE_SCALE][k]
+            offset += t.row_step[SIDE_OFFSET][k]
+            if idx[k] < t.row_extent[k]:
+                break
+            stage -= t.row_extent[k] * t.row_step[SIDE_SRC][k]
+            dst -= t.row_extent[k] * t.row_step[SIDE_DST][k]
+            scale -= t.row_extent[k] * t.row_step[SIDE_SCALE][k]
+            offset -= t.row_extent[k] * t.row_step[SIDE_OFFSET][k]
+            idx[k] = 0
+            k -= 1
+        if k < 0:
+            return
+
+
+cdef int run_convert(const ConvertPlan* c, const char** base, intp n_parts,
+                     const intp* part_offsets, int num_threads) except -1:
+    """Run every tile of every part, on the team the call's size allows."""
+    cdef ConvertJob job
+    cdef intp n_units = c.n_tiles * n_parts, i
+    cdef intp result_bytes = c.n_tiles * c.tile_items * c.item[SIDE_DST] * n_parts
+    cdef int team = copy_team(result_bytes, n_units, num_threads), s
+    cdef char* memory
+    job.plan = c
+    for s in range(CONVERT_SIDES):
+        job.base[s] = base[s]
+    job.n_parts = n_parts
+    job.part_offsets = part_offsets
+    job.stage_bytes = round_up(c.tile_items * c.item[SIDE_SRC], SCRATCH_ALIGN)
+    job.line_bytes = round_up(c.tile_items * c.item[SIDE_SCALE], SCRATCH_ALIGN)
+    job.scratch_bytes = job.stage_bytes + 2 * job.line_bytes
+    memory = <char*>malloc(team * job.scratch_bytes + SCRATCH_ALIGN
+                           + team * sizeof(ThreadLines))
+    if memory == NULL:
+        raise MemoryError()
+    job.scratch = memory + (SCRATCH_ALIGN - <size_t>memory % SCRATCH_ALIGN) % SCRATCH_ALIGN
+    job.lines = <ThreadLines*>(job.scratch + team * job.scratch_bytes)
+    for i in range(team):
+        job.lines[i].shape = -1
+    with nogil:
+        run_units(&job, run_convert_unit, n_units, result_bytes // n_units, team, num_threads,
+                  False)
+    free(memory)
+    return 0
+
+
+cdef inline intp round_up(intp n, intp unit) noexcept nogil:
+    return (n + unit - 1) // unit * unit

@@ -1,0 +1,205 @@
+/* The convert stage's kernels: see convert.h for the rule. A run goes in
+   pieces of FB_CONVERT_PIECE items through v, a buffer of the compute type
+   that stays in L1: load, scale and offset, store (convert_passes.h). The
+   scalar conversions below are written without branches on the data where
+   they can be, so that the compiler vectorises the passes. */
+#include "convert.h"
+
+#include <math.h>
+
+static inline float cv_f32_from_bits(uint32_t b) {
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+static inline uint32_t cv_bits_of_f32(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+static inline double cv_f64_from_bits(uint64_t b) {
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+static inline uint64_t cv_bits_of_f64(double d) {
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
+
+/* float16 bits to float32, exactly; a NaN keeps its payload (as NumPy's
+   software conversion: no quieting). A subnormal is its significand times
+   2**-24, exact in float32. */
+static inline float cv_f32_from_f16(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = h & 0x7c00u, mant = h & 0x03ffu;
+    uint32_t bits = ((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13;
+    if (exp == 0x7c00u)
+        bits = 0x7f800000u | (mant << 13);
+    if (exp == 0)
+        bits = cv_bits_of_f32((float)mant * 0x1p-24f);
+    return cv_f32_from_bits(bits | sign);
+}
+
+/* float16 bits to float64 straight, exactly (NumPy: not by way of float32,
+   whose hardware conversion to float64 would quiet a signalling NaN). */
+static inline double cv_f64_from_f16(uint16_t h) {
+    uint64_t sign = (uint64_t)(h & 0x8000u) << 48, exp = h & 0x7c00u, mant = h & 0x03ffu;
+    uint64_t bits = ((uint64_t)(h & 0x7fffu) + 0xfc000u) << 42;
+    if (exp == 0x7c00u)
+        bits = 0x7ff0000000000000ull | (mant << 42);
+    if (exp == 0)
+        bits = cv_bits_of_f64((double)mant * 0x1p-24);
+    return cv_f64_from_bits(bits | sign);
+}
+
+/* Round the integer h up by one where the bits dropped below it, rem, are
+   more than half, or exactly half and h is odd: round half to even. */
+#define CV_ROUND_EVEN(h, rem, half) ((h) + (((rem) > (half)) | (((rem) == (half)) & ((h) & 1))))
+
+/* float32 to float16 bits, rounded to nearest even, as NumPy rounds (a NaN
+   keeps the top of its payload and stays a NaN; no quieting). */
+static inline uint16_t cv_f16_from_f32(float f) {
+    uint32_t b = cv_bits_of_f32(f), sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu, h;
+    if (a >= 0x7f800000u) {                 /* inf or NaN */
+        h = 0x7c00u + ((a & 0x7fffffu) >> 13);
+        if (a != 0x7f800000u && h == 0x7c00u)
+            h = 0x7c01u;
+    } else if (a >= 0x47800000u) {          /* >= 2**16: past the largest float16 */
+        h = 0x7c00u;
+    } else if (a >= 0x38800000u) {          /* >= 2**-14: a normal float16 (may round to inf) */
+        h = CV_ROUND_EVEN((a - 0x38000000u) >> 13, a & 0x1fffu, 0x1000u);
+    } else if (a >= 0x33000000u) {          /* >= 2**-25: a subnormal, in units of 2**-24 */
+        uint32_t m = (a & 0x7fffffu) | 0x800000u, shift = 126u - (a >> 23);
+        h = CV_ROUND_EVEN(m >> shift, m & ((1u << shift) - 1u), 1u << (shift - 1u));
+    } else {
+        h = 0;
+    }
+    return (uint16_t)(sign | h);
+}
+
+/* float64 to float16 bits in one rounding (NumPy's rule, as above). */
+static inline uint16_t cv_f16_from_f64(double d) {
+    uint64_t b = cv_bits_of_f64(d), a = b & 0x7fffffffffffffffull, h;
+    uint16_t sign = (uint16_t)((b >> 48) & 0x8000u);
+    if (a >= 0x7ff0000000000000ull) {
+        h = 0x7c00u + ((a & 0xfffffffffffffull) >> 42);
+        if (a != 0x7ff0000000000000ull && h == 0x7c00u)
+            h = 0x7c01u;
+    } else if (a >= 0x40f0000000000000ull) {
+        h = 0x7c00u;
+    } else if (a >= 0x3f10000000000000ull) {
+        h = CV_ROUND_EVEN((a - 0x3f00000000000000ull) >> 42, a & 0x3ffffffffffull, 0x20000000000ull);
+    } else if (a >= 0x3e60000000000000ull) {
+        uint64_t m = (a & 0xfffffffffffffull) | 0x10000000000000ull, shift = 1051u - (a >> 52);
+        h = CV_ROUND_EVEN(m >> shift, m & ((1ull << shift) - 1u), 1ull << (shift - 1u));
+    } else {
+        h = 0;
+    }
+    return (uint16_t)(sign | h);
+}
+
+/* float32 to bfloat16 bits as ml_dtypes rounds: to nearest even, every
+   NaN to the quiet NaN 0x7fc0 with its sign. */
+static inline uint16_t cv_bf16_from_f32(float f) {
+    uint32_t b = cv_bits_of_f32(f);
+    if ((b & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)(((b >> 16) & 0x8000u) | 0x7fc0u);
+    return (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+static inline float cv_f32_from_bf16(uint16_t h) {
+    return cv_f32_from_bits((uint32_t)h << 16);
+}
+
+/* v rounded half to even (in the current rounding mode, as np.rint) and
+   saturated to [lo, hi], NaN to 0. Saturating first is the same for these
+   integer bounds; within them, adding and taking away 2**23 (with v's
+   sign) leaves v rounded to an integer. */
+static inline float cv_saturate(float v, float lo, float hi) {
+    float c = v < lo ? lo : (v > hi ? hi : v);
+    float big = c < 0 ? -0x1p23f : 0x1p23f;
+    c = (c + big) - big;
+    return v == v ? c : 0.0f;
+}
+
+typedef void (*cv_load_f32)(float *v, const char *src, fb_intp n);
+typedef void (*cv_load_f64)(double *v, const char *src, fb_intp n);
+typedef void (*cv_affine_f32)(float *v, fb_intp n, const float *s, int sm, const float *o, int om);
+typedef void (*cv_affine_f64)(double *v, fb_intp n, const double *s, int sm, const double *o,
+                              int om);
+typedef void (*cv_store_f32)(char *dst, fb_intp step, const float *v, fb_intp n);
+typedef void (*cv_store_f64)(char *dst, fb_intp step, const double *v, fb_intp n);
+
+typedef void (*cv_fused)(char *dst, const char *src, fb_intp n, const float *s, int sm,
+                         const float *o, int om);
+
+typedef struct {
+    cv_load_f32 load_f32[FB_NUM_TYPES];
+    cv_load_f64 load_f64[FB_NUM_TYPES];
+    cv_affine_f32 affine_f32;
+    cv_affine_f64 affine_f64;
+    cv_store_f32 store_f32[FB_NUM_TYPES];       /* NULL: no such result from float32 */
+    cv_store_f64 store_f64[FB_NUM_TYPES];       /* NULL: no such result from float64 */
+    cv_fused fused[FB_NUM_TYPES][FB_NUM_TYPES]; /* [result][source]; NULL: by the passes */
+} FbConvertPasses;
+
+#define FB_CV_ATTR
+#define FB_CV_NAME(x) x##_portable
+#include "convert_passes.h"
+#undef FB_CV_ATTR
+#undef FB_CV_NAME
+
+#if FB_X86_SIMD
+#define FB_CV_ATTR __attribute__((target("avx2")))
+#define FB_CV_NAME(x) x##_avx2
+#include "convert_passes.h"
+#undef FB_CV_ATTR
+#undef FB_CV_NAME
+#endif
+
+static const fb_intp cv_item_bytes[FB_NUM_TYPES] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
+
+int fb_convert_compute(int src, int dst, int affine) {
+    if (dst == FB_NUM_F64 || (src == FB_NUM_F64 && !affine && dst >= FB_NUM_F16))
+        return FB_NUM_F64;
+    return FB_NUM_F32;
+}
+
+void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                    fb_intp n, const char *scale, const char *offset) {
+    const FbConvertPasses *passes = &passes_portable;
+    fb_intp i, m, item = cv_item_bytes[cv->src];
+    /* Lines advance with the run; one value (or none: NULL) stays. */
+    int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;
+#if FB_X86_SIMD
+    if (cv->avx2)
+        passes = &passes_avx2;
+#endif
+    if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
+            && passes->fused[cv->dst][cv->src] != NULL) {
+        passes->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
+                                        (const float *)offset, cv->offset);
+    } else if (cv->compute == FB_NUM_F32) {
+        float v[FB_CONVERT_PIECE];
+        const float *s = (const float *)scale, *o = (const float *)offset;
+        for (i = 0; i < n; i += m) {
+            m = n - i < FB_CONVERT_PIECE ? n - i : FB_CONVERT_PIECE;
+            passes->load_f32[cv->src](v, src + i * item, m);
+            passes->affine_f32(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o, cv->offset);
+            passes->store_f32[cv->dst](dst + i * dst_step, dst_step, v, m);
+        }
+    } else {
+        double v[FB_CONVERT_PIECE];
+        const double *s = (const double *)scale, *o = (const double *)offset;
+        for (i = 0; i < n; i += m) {
+            m = n - i < FB_CONVERT_PIECE ? n - i : FB_CONVERT_PIECE;
+            passes->load_f64[cv->src](v, src + i * item, m);
+            passes->affine_f64(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o, cv->offset);
+            passes->store_f64[cv->dst](dst + i * dst_step, dst_step, v, m);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/* The convert stage's kernels (convert.c): a run of items of one numeric
+   type into another, with an optional multiply and add in between,
+   y = round(cvt(x) * scale + offset), each operation rounded on its own.
+
+   The exact rule, which docs/convert.md states for users:
+   - v = x in the compute type (float32, or float64 for a float64 result),
+     converted as NumPy's astype converts (one rounding);
+   - v = v * scale if there is a scale, then v = v + offset if there is an
+     offset: two roundings, never one fused multiply-add (the engine is
+     built with -ffp-contract=off and these variants never target FMA);
+   - a float result is v converted as astype converts (float16 as NumPy,
+     bfloat16 as ml_dtypes: by way of float32, NaN to the quiet NaN 0x7fc0
+     with its sign); without scale or offset a float result is x converted
+     straight, as astype does (float64 to float16 in one rounding);
+   - an 8- or 16-bit integer result is v rounded half to even (rint, the
+     current rounding mode) and saturated to the type's range, NaN to 0.
+
+   The floating-point control state is read, never changed. */
+#ifndef FASTBLOCK_CONVERT_H
+#define FASTBLOCK_CONVERT_H
+
+#include "fb_common.h"
+
+/* The numeric types of sources and results (fastblock/_convert.py names
+   them by the same codes). */
+enum {
+    FB_NUM_BOOL = 0, FB_NUM_U8, FB_NUM_I8, FB_NUM_U16, FB_NUM_I16, FB_NUM_U32, FB_NUM_I32,
+    FB_NUM_U64, FB_NUM_I64, FB_NUM_F16, FB_NUM_BF16, FB_NUM_F32, FB_NUM_F64, FB_NUM_TYPES
+};
+
+/* How a scale or an offset is given for a run: none, one value for the
+   whole run, or one value per item (a line as long as the run). */
+enum { FB_AFFINE_NONE = 0, FB_AFFINE_VALUE = 1, FB_AFFINE_LINE = 2 };
+
+typedef struct {
+    int src, dst;           /* FB_NUM_* */
+    int compute;            /* FB_NUM_F32 or FB_NUM_F64: the type of v */
+    int scale, offset;      /* FB_AFFINE_* */
+    int avx2;               /* run the AVX2 variants (cpu.h reports AVX2) */
+} FbConvert;
+
+/* Items a run is converted in at a time, through a buffer of v on the stack. */
+#define FB_CONVERT_PIECE 256
+
+/* The compute type for a conversion (see above). */
+FB_INTERNAL int fb_convert_compute(int src, int dst, int affine);
+
+/* n items from src (packed, cv->src) into dst, dst_step bytes apart;
+   scale and offset point to one value or n values of the compute type
+   (cv->scale, cv->offset). */
+FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                                fb_intp n, const char *scale, const char *offset);
+
+#endif

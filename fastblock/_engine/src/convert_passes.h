@@ -1,0 +1,197 @@
+/* The three passes of a conversion over a piece of a run (convert.c):
+   load the source into v (the compute type), scale and offset v in place,
+   store v into the result. Included twice by convert.c: once portable,
+   once with FB_CV_ATTR targeting AVX2 (the compiler vectorises the same
+   loops 8 floats wide); FB_CV_NAME(x) names each variant's functions. */
+
+/* Items move by memcpy: sources and results may be unaligned. */
+#define FB_CV_LOAD(T, NAME, CT, EXPR)                                                         \
+    static FB_CV_ATTR void FB_CV_NAME(NAME)(CT *v, const char *src, fb_intp n) {             \
+        fb_intp i;                                                                          \
+        for (i = 0; i < n; i++) {                                                           \
+            T x;                                                                            \
+            memcpy(&x, src + i * (fb_intp)sizeof(T), sizeof(T));                              \
+            v[i] = (EXPR);                                                                  \
+        }                                                                                   \
+    }
+
+#define FB_CV_LOADS(CT, SUF)                                                                  \
+    FB_CV_LOAD(uint8_t, load_bool_##SUF, CT, (CT)(x != 0))                                   \
+    FB_CV_LOAD(uint8_t, load_u8_##SUF, CT, (CT)x)                                            \
+    FB_CV_LOAD(int8_t, load_i8_##SUF, CT, (CT)x)                                             \
+    FB_CV_LOAD(uint16_t, load_u16_##SUF, CT, (CT)x)                                          \
+    FB_CV_LOAD(int16_t, load_i16_##SUF, CT, (CT)x)                                           \
+    FB_CV_LOAD(uint32_t, load_u32_##SUF, CT, (CT)x)                                          \
+    FB_CV_LOAD(int32_t, load_i32_##SUF, CT, (CT)x)                                           \
+    FB_CV_LOAD(uint64_t, load_u64_##SUF, CT, (CT)x)                                          \
+    FB_CV_LOAD(int64_t, load_i64_##SUF, CT, (CT)x)                                           \
+    FB_CV_LOAD(uint16_t, load_bf16_##SUF, CT, (CT)cv_f32_from_bf16(x))                       \
+    FB_CV_LOAD(float, load_f32_##SUF, CT, (CT)x)                                             \
+    FB_CV_LOAD(double, load_f64_##SUF, CT, (CT)x)
+
+FB_CV_LOADS(float, f32)
+FB_CV_LOADS(double, f64)
+FB_CV_LOAD(uint16_t, load_f16_f32, float, cv_f32_from_f16(x))
+FB_CV_LOAD(uint16_t, load_f16_f64, double, cv_f64_from_f16(x))
+
+/* v = v * scale, then v = v + offset, each rounded: the nine ways the two
+   are given (none, one value, one per item). */
+#define FB_CV_AFFINE_LOOP(SCALED, OFFSET)                                                     \
+    for (i = 0; i < n; i++) {                                                               \
+        t = v[i];                                                                           \
+        SCALED;                                                                             \
+        OFFSET;                                                                             \
+        v[i] = t;                                                                           \
+    }
+
+#define FB_CV_AFFINE(CT, NAME)                                                                \
+    static FB_CV_ATTR void FB_CV_NAME(NAME)(CT *v, fb_intp n, const CT *s, int sm, const CT *o, \
+                                            int om) {                                       \
+        fb_intp i;                                                                          \
+        CT t, s0 = sm == FB_AFFINE_VALUE ? s[0] : 0, o0 = om == FB_AFFINE_VALUE ? o[0] : 0;    \
+        switch (sm * 3 + om) {                                                              \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_VALUE: FB_CV_AFFINE_LOOP(, t = t + o0) break;    \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_LINE: FB_CV_AFFINE_LOOP(, t = t + o[i]) break;   \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(t = t * s0, ) break;    \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_VALUE:                                          \
+            FB_CV_AFFINE_LOOP(t = t * s0, t = t + o0) break;                                 \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_LINE:                                           \
+            FB_CV_AFFINE_LOOP(t = t * s0, t = t + o[i]) break;                               \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(t = t * s[i], ) break;   \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_VALUE:                                           \
+            FB_CV_AFFINE_LOOP(t = t * s[i], t = t + o0) break;                               \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_LINE:                                            \
+            FB_CV_AFFINE_LOOP(t = t * s[i], t = t + o[i]) break;                             \
+        default: break;                                                                     \
+        }                                                                                   \
+    }
+
+FB_CV_AFFINE(float, affine_f32)
+FB_CV_AFFINE(double, affine_f64)
+
+/* Packed results go by a loop of their own (vectorised); others item by item. */
+#define FB_CV_STORE(T, NAME, CT, EXPR)                                                        \
+    static FB_CV_ATTR void FB_CV_NAME(NAME)(char *dst, fb_intp step, const CT *v, fb_intp n) { \
+        fb_intp i;                                                                          \
+        if (step == (fb_intp)sizeof(T)) {                                                   \
+            for (i = 0; i < n; i++) {                                                       \
+                CT x = v[i];                                                                \
+                T y = (EXPR);                                                               \
+                memcpy(dst + i * (fb_intp)sizeof(T), &y, sizeof(T));                        \
+            }                                                                               \
+        } else {                                                                            \
+            for (i = 0; i < n; i++) {                                                       \
+                CT x = v[i];                                                                \
+                T y = (EXPR);                                                               \
+                memcpy(dst + i * step, &y, sizeof(T));                                      \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+FB_CV_STORE(uint16_t, store_f16_f32, float, cv_f16_from_f32(x))
+FB_CV_STORE(uint16_t, store_bf16_f32, float, cv_bf16_from_f32(x))
+FB_CV_STORE(float, store_f32_f32, float, x)
+FB_CV_STORE(uint8_t, store_u8_f32, float, (uint8_t)(int32_t)cv_saturate(x, 0.0f, 255.0f))
+FB_CV_STORE(int8_t, store_i8_f32, float, (int8_t)(int32_t)cv_saturate(x, -128.0f, 127.0f))
+FB_CV_STORE(uint16_t, store_u16_f32, float, (uint16_t)(int32_t)cv_saturate(x, 0.0f, 65535.0f))
+FB_CV_STORE(int16_t, store_i16_f32, float, (int16_t)(int32_t)cv_saturate(x, -32768.0f, 32767.0f))
+FB_CV_STORE(uint16_t, store_f16_f64, double, cv_f16_from_f64(x))
+FB_CV_STORE(uint16_t, store_bf16_f64, double, cv_bf16_from_f32((float)x))
+FB_CV_STORE(float, store_f32_f64, double, (float)x)
+FB_CV_STORE(double, store_f64_f64, double, x)
+
+
+/* The common pairs in one pass, item by item from source to packed result
+   (fb_convert_run takes them where the result's items are contiguous):
+   the same operations as the three passes above, in registers. */
+#define FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, SCALED, OFFSET)                                 \
+    for (i = 0; i < n; i++) {                                                               \
+        ST x;                                                                               \
+        DT y;                                                                               \
+        float t;                                                                            \
+        memcpy(&x, src + i * (fb_intp)sizeof(ST), sizeof(ST));                                \
+        t = (LOAD);                                                                         \
+        SCALED;                                                                             \
+        OFFSET;                                                                             \
+        y = (STORE);                                                                        \
+        memcpy(dst + i * (fb_intp)sizeof(DT), &y, sizeof(DT));                                \
+    }
+
+#define FB_CV_FUSED(NAME, ST, LOAD, DT, STORE)                                                \
+    static FB_CV_ATTR void FB_CV_NAME(NAME)(char *dst, const char *src, fb_intp n,            \
+                                            const float *s, int sm, const float *o, int om) { \
+        fb_intp i;                                                                          \
+        float s0 = sm == FB_AFFINE_VALUE ? s[0] : 0, o0 = om == FB_AFFINE_VALUE ? o[0] : 0;    \
+        switch (sm * 3 + om) {                                                              \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_NONE:                                            \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, , ) break;                                 \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_VALUE:                                           \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, , t = t + o0) break;                       \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_LINE:                                            \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, , t = t + o[i]) break;                     \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_NONE:                                           \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, t = t * s0, ) break;                       \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_VALUE:                                          \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, t = t * s0, t = t + o0) break;             \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_LINE:                                           \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, t = t * s0, t = t + o[i]) break;           \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_NONE:                                            \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, t = t * s[i], ) break;                     \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_VALUE:                                           \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, t = t * s[i], t = t + o0) break;           \
+        default:                                                                            \
+            FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, t = t * s[i], t = t + o[i]) break;         \
+        }                                                                                   \
+    }
+
+#define FB_CV_FUSED_TO(DT, DNAME, STORE)                                                      \
+    FB_CV_FUSED(fused_u8_##DNAME, uint8_t, (float)x, DT, STORE)                                \
+    FB_CV_FUSED(fused_u16_##DNAME, uint16_t, (float)x, DT, STORE)                              \
+    FB_CV_FUSED(fused_i16_##DNAME, int16_t, (float)x, DT, STORE)                               \
+    FB_CV_FUSED(fused_f16_##DNAME, uint16_t, cv_f32_from_f16(x), DT, STORE)                    \
+    FB_CV_FUSED(fused_bf16_##DNAME, uint16_t, cv_f32_from_bf16(x), DT, STORE)                  \
+    FB_CV_FUSED(fused_f32_##DNAME, float, x, DT, STORE)
+
+FB_CV_FUSED_TO(float, f32, t)
+FB_CV_FUSED_TO(uint16_t, f16, cv_f16_from_f32(t))
+FB_CV_FUSED_TO(uint16_t, bf16, cv_bf16_from_f32(t))
+FB_CV_FUSED_TO(uint8_t, u8, (uint8_t)(int32_t)cv_saturate(t, 0.0f, 255.0f))
+
+#define FB_CV_FUSED_ROW(DNAME)                                                                \
+    {NULL, FB_CV_NAME(fused_u8_##DNAME), NULL, FB_CV_NAME(fused_u16_##DNAME),                 \
+     FB_CV_NAME(fused_i16_##DNAME), NULL, NULL, NULL, NULL, FB_CV_NAME(fused_f16_##DNAME),    \
+     FB_CV_NAME(fused_bf16_##DNAME), FB_CV_NAME(fused_f32_##DNAME), NULL}
+
+/* This variant's passes, by source and result type. */
+static const FbConvertPasses FB_CV_NAME(passes) = {
+    {FB_CV_NAME(load_bool_f32), FB_CV_NAME(load_u8_f32), FB_CV_NAME(load_i8_f32),
+     FB_CV_NAME(load_u16_f32), FB_CV_NAME(load_i16_f32), FB_CV_NAME(load_u32_f32),
+     FB_CV_NAME(load_i32_f32), FB_CV_NAME(load_u64_f32), FB_CV_NAME(load_i64_f32),
+     FB_CV_NAME(load_f16_f32), FB_CV_NAME(load_bf16_f32), FB_CV_NAME(load_f32_f32),
+     FB_CV_NAME(load_f64_f32)},
+    {FB_CV_NAME(load_bool_f64), FB_CV_NAME(load_u8_f64), FB_CV_NAME(load_i8_f64),
+     FB_CV_NAME(load_u16_f64), FB_CV_NAME(load_i16_f64), FB_CV_NAME(load_u32_f64),
+     FB_CV_NAME(load_i32_f64), FB_CV_NAME(load_u64_f64), FB_CV_NAME(load_i64_f64),
+     FB_CV_NAME(load_f16_f64), FB_CV_NAME(load_bf16_f64), FB_CV_NAME(load_f32_f64),
+     FB_CV_NAME(load_f64_f64)},
+    FB_CV_NAME(affine_f32),
+    FB_CV_NAME(affine_f64),
+    {NULL, FB_CV_NAME(store_u8_f32), FB_CV_NAME(store_i8_f32), FB_CV_NAME(store_u16_f32),
+     FB_CV_NAME(store_i16_f32), NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f32),
+     FB_CV_NAME(store_bf16_f32), FB_CV_NAME(store_f32_f32), NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f64),
+     FB_CV_NAME(store_bf16_f64), FB_CV_NAME(store_f32_f64), FB_CV_NAME(store_f64_f64)},
+    /* fused[result][source], float32 compute */
+    {{NULL}, FB_CV_FUSED_ROW(u8), {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL},
+     FB_CV_FUSED_ROW(f16), FB_CV_FUSED_ROW(bf16), FB_CV_FUSED_ROW(f32), {NULL}},
+};
+
+#undef FB_CV_LOAD
+#undef FB_CV_LOADS
+#undef FB_CV_AFFINE_LOOP
+#undef FB_CV_AFFINE
+#undef FB_CV_STORE
+#undef FB_CV_FUSED_LOOP
+#undef FB_CV_FUSED
+#undef FB_CV_FUSED_TO
+#undef FB_CV_FUSED_ROW

@@ -14,6 +14,7 @@ except ImportError:
     raise
 
 from ._api import depth_to_space, space_to_depth, tile
+from ._collate import collate
 from ._permute import batch_to_space, pixel_shuffle, pixel_unshuffle, space_to_batch, transpose
 from ._rearrange import PatternError, rearrange, repeat
 from ._threads import get_num_threads, set_num_threads
@@ -30,6 +31,7 @@ __all__ = [
     "batch_to_space",
     "rearrange",
     "repeat",
+    "collate",
     "PatternError",
     "get_num_threads",
     "set_num_threads",

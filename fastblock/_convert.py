@@ -116,9 +116,12 @@ def stand_in(dtype: np.dtype, shape: tuple, strides: tuple) -> np.ndarray:
 
 
 def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: Conversion,
-                  n_threads: int) -> None:
+                  n_threads: int, shifts=((0, 0),)) -> None:
     """Run an operator's copy of ``x`` into ``result`` (checked, of the
-    result dtype), converting; ``copies``/``copy``: its Prepared copies."""
+    result dtype), converting; ``copies``/``copy``: its Prepared copies.
+    ``shifts``: (source, result) byte shifts, one run each (the samples of
+    a batch, which share ``x``'s strides; collate); scale and offset are
+    read the same for each."""
     shape = result.shape
     sides = [conversion.scale, conversion.offset]
     views = [None if v is None else np.broadcast_to(v, shape) for v in sides]
@@ -126,6 +129,8 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
     if strided is None:
         # NCHW_VECT_C copies that no axes describe: the move first, then the
         # conversion over the result's own axes.
+        if shifts != ((0, 0),):
+            raise AssertionError("fastblock: a batch of copies that no axes describe")
         moved = np.empty(shape, x.dtype)
         copy(x, moved, n_threads)
         x, strided = moved, [_identity(moved, result)]
@@ -141,7 +146,8 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
                 zero = np.zeros(1, x.dtype)
             source = zero
         steps = [part.src_strides, part.dst_strides]
-        offsets = [[src_off, dst_off] for src_off, dst_off in part.parts]
+        offsets = [[src_off + (0 if part.zero_source else src_shift), dst_off + dst_shift]
+                   for src_shift, dst_shift in shifts for src_off, dst_off in part.parts]
         for side in side_copies:
             if side is None:
                 steps.append((0,) * len(part.extents))
@@ -152,7 +158,7 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
                 if mine.extents != part.extents or len(mine.parts) != len(part.parts):
                     raise AssertionError("fastblock: an operator's axes changed with the strides")
                 steps.append(mine.dst_strides)
-                for at, (_, side_off) in zip(offsets, mine.parts):
+                for at, (_, side_off) in zip(offsets, mine.parts * len(shifts)):
                     at.append(side_off)
         _engine.convert_copy(source, result, conversion.src_code, conversion.dst_code,
                              part.extents, steps, offsets, conversion.scale, conversion.offset,

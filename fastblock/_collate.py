@@ -1,0 +1,121 @@
+"""fastblock.collate: one operator over a batch of samples into one array,
+in one call (a DataLoader's collate, with the conversion of each sample in
+the same pass)."""
+from __future__ import annotations
+
+import inspect
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from . import _api, _permute, _rearrange
+from ._convert import check_conversion, converting, run_converted, stand_in
+from ._threads import resolve_num_threads
+from ._validate import check_out, check_result_size
+
+# Each front door's prepare function and the names of its arguments, in order.
+_PREPARES = {
+    _api.space_to_depth: (_api._prepare_space_to_depth, ("block_size", "mode", "data_format")),
+    _api.depth_to_space: (_api._prepare_depth_to_space, ("block_size", "mode", "data_format")),
+    _api.tile: (_api._prepare_tile, ("repeats",)),
+    _permute.transpose: (_permute._prepare_transpose, ("axes",)),
+    _permute.pixel_shuffle: (_permute._prepare_pixel_shuffle, ("upscale_factor", "data_format")),
+    _permute.pixel_unshuffle: (_permute._prepare_pixel_unshuffle,
+                               ("downscale_factor", "data_format")),
+    _permute.space_to_batch: (_permute._prepare_space_to_batch,
+                              ("block_shape", "pads_begin", "pads_end")),
+    _permute.batch_to_space: (_permute._prepare_batch_to_space,
+                              ("block_shape", "crops_begin", "crops_end")),
+    _rearrange.rearrange: (_rearrange._prepare_rearrange, ("pattern", "axes_lengths")),
+    _rearrange.repeat: (_rearrange._prepare_repeat, ("pattern", "axes_lengths")),
+}
+
+
+def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = None,
+            num_threads: Optional[int] = None, **kwargs) -> np.ndarray:
+    """Stack ``op(sample, *args, **kwargs)`` for every sample into one array.
+
+    ``result[i]`` equals ``op(samples[i], *args, **kwargs)`` exactly, the
+    conversion of ``dtype=``, ``scale=`` and ``offset=`` included; the
+    whole batch is one call, its threads shared across the samples.
+
+    Parameters
+    ----------
+    samples : sequence of array_like
+        Arrays of one shape and dtype.
+    op : callable
+        A fastblock front door: space_to_depth, depth_to_space, tile,
+        transpose, pixel_shuffle, pixel_unshuffle, space_to_batch,
+        batch_to_space, rearrange or repeat.
+    *args, **kwargs
+        ``op``'s arguments after its input (``dtype``, ``scale`` and
+        ``offset`` included; not ``out`` or ``num_threads``).
+    out : numpy.ndarray, optional
+        Destination of shape ``(len(samples),) + op's result shape`` and the
+        result's dtype, not overlapping any sample; nothing is written to
+        it unless every argument is valid.
+    num_threads : int, optional
+        Threads for the whole batch (default: :func:`fastblock.get_num_threads`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out``, or a new C-contiguous array.
+
+    Raises
+    ------
+    TypeError
+        ``op`` is not a fastblock front door; its own errors.
+    ValueError
+        No samples, or samples of different shapes or dtypes; a bad ``out``;
+        ``op``'s own errors.
+
+    Examples
+    --------
+    >>> import numpy as np, fastblock as fb
+    >>> images = [np.full((2, 2, 3), i, np.uint8) for i in range(4)]
+    >>> batch = fb.collate(images, fb.transpose, (2, 0, 1), dtype=np.float32, scale=0.5)
+    >>> batch.shape, float(batch[3, 0, 0, 0])
+    ((4, 3, 2, 2), 1.5)
+    """
+    if op not in _PREPARES:
+        raise TypeError(f"op must be a fastblock front door, got {op!r}")
+    arrays = [np.asarray(sample) for sample in samples]
+    if not arrays:
+        raise ValueError("samples is empty; collate needs at least one sample")
+    first = arrays[0]
+    for i, array in enumerate(arrays):
+        if array.shape != first.shape or array.dtype != first.dtype:
+            raise ValueError(f"samples must share one shape and dtype: samples[0] is "
+                             f"{first.shape} {first.dtype}, samples[{i}] {array.shape} {array.dtype}")
+    prepare, names = _PREPARES[op]
+    dtype, scale, offset = (kwargs.pop(name, None) for name in ("dtype", "scale", "offset"))
+    bound = inspect.signature(op).bind(first, *args, **kwargs)
+    bound.apply_defaults()
+    values = [bound.arguments[name] for name in names]
+    call = prepare(first, *values)
+    convert = converting(dtype, scale, offset)
+    shape = (len(arrays),) + tuple(call.result_shape)
+    conversion = None if convert is None else check_conversion(first.dtype, call.result_shape, convert)
+    result_dtype = first.dtype if conversion is None else conversion.dtype
+    if out is not None:
+        for array in arrays:
+            check_out(out, shape, result_dtype, array)
+    else:
+        check_result_size(shape, result_dtype)
+        out = np.empty(shape, result_dtype)
+    n_threads = resolve_num_threads(num_threads)
+    if out.size == 0:
+        return out
+    shares_strides = all(array.strides == first.strides for array in arrays)
+    if conversion is not None and shares_strides and call.copies(first, stand_in(
+            first.dtype, out.shape[1:], out.strides[1:])) is not None:
+        base = first.__array_interface__["data"][0]
+        shifts = tuple((array.__array_interface__["data"][0] - base, i * out.strides[0])
+                       for i, array in enumerate(arrays))
+        run_converted(first, out[0], call.copies, call.copy, conversion, n_threads, shifts)
+        return out
+    for i, array in enumerate(arrays):
+        op(array, *args, out=out[i], num_threads=n_threads, dtype=dtype, scale=scale,
+           offset=offset, **kwargs)
+    return out

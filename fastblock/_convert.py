@@ -23,6 +23,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from . import _engine
+from ._memory import stand_in
 from ._strided_copy import StridedCopy
 
 # The engine's numeric type codes (src/convert.h: FB_NUM_*), by dtype.
@@ -99,20 +100,19 @@ def _affine_values(value, name: str, compute, result_shape: tuple) -> Optional[n
     values = np.asarray(value)
     if type_code(values.dtype) is None:
         raise TypeError(f"fastblock: {name} must hold real numbers; got dtype {values.dtype}")
-    try:
-        broadcast = np.broadcast_shapes(values.shape, result_shape)
-    except ValueError:
-        broadcast = None
-    if broadcast != tuple(result_shape):
+    lead = len(result_shape) - values.ndim
+    if lead < 0 or any(n != 1 and n != result_shape[lead + k] for k, n in enumerate(values.shape)):
         raise ValueError(f"fastblock: {name} of shape {values.shape} does not broadcast to the "
                          f"result's shape {tuple(result_shape)}")
     return values.astype(compute)
 
 
-def stand_in(dtype: np.dtype, shape: tuple, strides: tuple) -> np.ndarray:
-    """An array of ``shape`` and ``strides`` that only describes: its data
-    is never read (an operator's copies read shapes and strides)."""
-    return np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides)
+def broadcast_strides(values: np.ndarray, shape: tuple) -> tuple:
+    """``values``'s strides broadcast to ``shape`` (checked by _affine_values):
+    0 along the axes it lacks or holds once."""
+    lead = len(shape) - values.ndim
+    return (0,) * lead + tuple([0 if n == 1 else step
+                                for n, step in zip(values.shape, values.strides)])
 
 
 def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: Conversion,
@@ -124,7 +124,7 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
     read the same for each."""
     shape = result.shape
     sides = [conversion.scale, conversion.offset]
-    views = [None if v is None else np.broadcast_to(v, shape) for v in sides]
+    side_strides = [None if v is None else broadcast_strides(v, shape) for v in sides]
     strided = copies(x, stand_in(x.dtype, shape, result.strides))
     if strided is None:
         # NCHW_VECT_C copies that no axes describe: the move first, then the
@@ -133,11 +133,12 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
             raise AssertionError("fastblock: a batch of copies that no axes describe")
         moved = np.empty(shape, x.dtype)
         copy(x, moved, n_threads)
-        x, strided = moved, [_identity(moved, result)]
-        side_copies = [None if v is None else [_identity(moved, v)] for v in views]
+        x, strided = moved, [StridedCopy(shape, moved.strides, result.strides)]
+        side_copies = [None if v is None else [StridedCopy(shape, moved.strides, v)]
+                       for v in side_strides]
     else:
-        side_copies = [None if v is None else copies(x, stand_in(x.dtype, shape, v.strides))
-                       for v in views]
+        side_copies = [None if v is None else copies(x, stand_in(x.dtype, shape, v))
+                       for v in side_strides]
     zero = None
     for i, part in enumerate(strided):
         source = x
@@ -163,9 +164,3 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
         _engine.convert_copy(source, result, conversion.src_code, conversion.dst_code,
                              part.extents, steps, offsets, conversion.scale, conversion.offset,
                              n_threads)
-
-
-def _identity(source: np.ndarray, target: np.ndarray):
-    """The copy of ``source`` onto ``target``'s strides, item for item (both
-    of the result's shape)."""
-    return StridedCopy(source.shape, source.strides, target.strides)

@@ -37,7 +37,9 @@ scale, offset : array_like, optional
     keeps ``x``'s dtype.""",
     "dask_result": """\
 Same arguments, checks and results as the NumPy function; the result is a
-lazy :class:`dask.array.Array` of ``x``'s dtype.""",
+lazy :class:`dask.array.Array` of ``x``'s dtype (or ``dtype``: ``dtype``,
+``scale`` and ``offset`` as for the NumPy function, the scale and offset
+broadcast against the whole result).""",
     "dask_pattern_parameters": """\
 Parameters
 ----------

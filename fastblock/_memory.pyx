@@ -9,6 +9,7 @@ strides and leave the rest to them.
 """
 
 cimport numpy as cnp
+from cpython.ref cimport Py_INCREF
 
 cnp.import_array()
 
@@ -63,3 +64,31 @@ def out_is_clear(cnp.ndarray out not None, cnp.ndarray x not None) -> bool:
     (each item in its own bytes) and its bytes outside ``x``'s span.
     False only means that the full checks must decide."""
     return is_clear_destination(out, x)
+
+
+cdef extern from "numpy/arrayobject.h":
+    # Steals a reference to descr.
+    object PyArray_NewFromDescr(object subtype, cnp.dtype descr, int nd, cnp.npy_intp* dims,
+                                cnp.npy_intp* strides, void* data, int flags, object obj)
+
+# The one item every stand-in points at (stand_in).
+cdef double stand_in_item[2]
+
+
+def stand_in(cnp.dtype dtype not None, tuple shape, tuple strides):
+    """A read-only array of ``dtype``, ``shape`` and ``strides`` that only
+    describes a layout: its data is one dummy item, never to be read (an
+    operator's copies read shapes and strides; the convert stage describes
+    a result, a scale or an offset through it). Much cheaper than
+    numpy.lib.stride_tricks.as_strided."""
+    cdef int nd = len(shape), k
+    cdef cnp.npy_intp dims[64]
+    cdef cnp.npy_intp steps[64]
+    if nd > 64 or len(strides) != nd or dtype.itemsize > sizeof(stand_in_item):
+        raise ValueError("fastblock: a stand-in of at most 64 axes and 16-byte items")
+    for k in range(nd):
+        dims[k] = shape[k]
+        steps[k] = strides[k]
+    Py_INCREF(dtype)       # PyArray_NewFromDescr steals it
+    return PyArray_NewFromDescr(cnp.ndarray, dtype, nd, dims, steps, <void*>stand_in_item, 0,
+                                None)

@@ -33,6 +33,10 @@ multiple), a blocks_first channel axis to a single chunk; an axis that already
 follows its rule is left alone, so aligned input gives a graph with no
 rechunk step at all.
 
+``dtype=``, ``scale=`` and ``offset=`` convert each block in the same pass,
+as the NumPy functions do; the scale and offset broadcast against the whole
+result, and each block reads its own part of them.
+
 Each block runs with ``num_threads=1`` unless the caller passes
 ``num_threads``: Dask already runs one block per worker thread, and OpenMP
 threads inside every block would oversubscribe the cores.
@@ -50,6 +54,7 @@ from dask.highlevelgraph import HighLevelGraph
 from dask.utils import parse_bytes
 
 from . import _api, _rearrange
+from ._convert import Conversion, check_conversion, converting
 from ._docs import fill_doc
 from ._layouts import (
     BLOCKS_FIRST,
@@ -132,21 +137,53 @@ def _rechunk_where_needed(x: da.Array, wanted: dict) -> da.Array:
     return x.rechunk(changes) if changes else x
 
 
-def _space_to_depth_block(block, block_size, mode, data_format, num_threads):
-    return _api.space_to_depth(block, block_size, mode, data_format, num_threads=num_threads)
+def _conversion(x: da.Array, result_shape, dtype, scale, offset):
+    """``(conversion or None, result dtype)``: the call's dtype, scale and
+    offset checked against the whole result now, as the NumPy function
+    checks them (errors when the graph is built)."""
+    convert = converting(dtype, scale, offset)
+    if convert is None:
+        return None, x.dtype
+    conversion = check_conversion(x.dtype, _known_sizes(result_shape), convert)
+    return conversion, conversion.dtype
 
 
-def _depth_to_space_block(block, block_size, mode, data_format, num_threads):
-    return _api.depth_to_space(block, block_size, mode, data_format, num_threads=num_threads)
+def _block_conversion(conversion: Optional[Conversion], block_info) -> dict:
+    """A block's dtype, scale and offset keywords: its own part of the
+    scale and offset (broadcast to the whole result, then cut)."""
+    if conversion is None:
+        return {}
+    whole = block_info[None]["shape"]
+    cut = tuple(slice(lo, hi) for lo, hi in block_info[None]["array-location"])
+    keywords = {"dtype": conversion.dtype}
+    for name, values in (("scale", conversion.scale), ("offset", conversion.offset)):
+        if values is not None:
+            keywords[name] = np.broadcast_to(values, whole)[cut]
+    return keywords
 
 
-def _pattern_block(block, operation, pattern, lengths, num_threads):
-    return getattr(_rearrange, operation)(block, pattern, num_threads=num_threads, **lengths)
+def _space_to_depth_block(block, block_size, mode, data_format, num_threads, conversion=None,
+                          block_info=None):
+    return _api.space_to_depth(block, block_size, mode, data_format, num_threads=num_threads,
+                               **_block_conversion(conversion, block_info))
 
 
-def _tile_block(block, counts, num_threads, block_id=None):
+def _depth_to_space_block(block, block_size, mode, data_format, num_threads, conversion=None,
+                          block_info=None):
+    return _api.depth_to_space(block, block_size, mode, data_format, num_threads=num_threads,
+                               **_block_conversion(conversion, block_info))
+
+
+def _pattern_block(block, operation, pattern, lengths, num_threads, conversion=None,
+                   block_info=None):
+    return getattr(_rearrange, operation)(block, pattern, num_threads=num_threads,
+                                          **_block_conversion(conversion, block_info), **lengths)
+
+
+def _tile_block(block, counts, num_threads, conversion=None, block_id=None, block_info=None):
     reps = tuple(per_axis[i] for per_axis, i in zip(counts, block_id))
-    return _api.tile(block, reps, num_threads=num_threads)
+    return _api.tile(block, reps, num_threads=num_threads,
+                     **_block_conversion(conversion, block_info))
 
 
 # --------------------------------------------------------------------------
@@ -222,7 +259,8 @@ def _depth_to_space_plan(chunks, bs, mode, axes):
 @fill_doc
 def space_to_depth(x, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *, out=None,
-                   num_threads: Optional[int] = None) -> da.Array:
+                   num_threads: Optional[int] = None, dtype=None, scale=None,
+                   offset=None) -> da.Array:
     """:func:`fastblock.space_to_depth` on a Dask array, block by block.
 
     %(dask_result)s
@@ -258,17 +296,20 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
     threads = _block_threads(num_threads)
     result_shape = space_to_depth_shape(x.shape, bs, layout)
     src, dst = _space_to_depth_plan(x.chunks, bs, mode, LayoutAxes(layout, x.ndim))
-    check_result_size(_known_sizes(result_shape), x.dtype)
+    conversion, result_dtype = _conversion(x, result_shape, dtype, scale, offset)
+    check_result_size(_known_sizes(result_shape), result_dtype)
     x = _rechunk_where_needed(x, dict(enumerate(src)))
-    name = "space_to_depth-" + tokenize(x, bs, mode, layout, threads)
-    return x.map_blocks(_space_to_depth_block, bs, mode, data_format, threads,
-                        name=name, chunks=dst, dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
+    name = "space_to_depth-" + tokenize(x, bs, mode, layout, threads, conversion)
+    return x.map_blocks(_space_to_depth_block, bs, mode, data_format, threads, conversion,
+                        name=name, chunks=dst, dtype=result_dtype,
+                        meta=_meta(x.ndim, result_dtype))
 
 
 @fill_doc
 def depth_to_space(x, block_size: int, mode: str = "blocks_first",
                    data_format: str = "channels_first", *, out=None,
-                   num_threads: Optional[int] = None) -> da.Array:
+                   num_threads: Optional[int] = None, dtype=None, scale=None,
+                   offset=None) -> da.Array:
     """The inverse of :func:`space_to_depth`: :func:`fastblock.depth_to_space`
     on a Dask array, block by block.
 
@@ -306,11 +347,13 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
     _known(x.chunks[axes.channel], "channel axis")
     result_shape = depth_to_space_shape(x.shape, bs, layout)
     src, dst = _depth_to_space_plan(x.chunks, bs, mode, axes)
-    check_result_size(_known_sizes(result_shape), x.dtype)
+    conversion, result_dtype = _conversion(x, result_shape, dtype, scale, offset)
+    check_result_size(_known_sizes(result_shape), result_dtype)
     x = _rechunk_where_needed(x, dict(enumerate(src)))
-    name = "depth_to_space-" + tokenize(x, bs, mode, layout, threads)
-    return x.map_blocks(_depth_to_space_block, bs, mode, data_format, threads,
-                        name=name, chunks=dst, dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
+    name = "depth_to_space-" + tokenize(x, bs, mode, layout, threads, conversion)
+    return x.map_blocks(_depth_to_space_block, bs, mode, data_format, threads, conversion,
+                        name=name, chunks=dst, dtype=result_dtype,
+                        meta=_meta(x.ndim, result_dtype))
 
 
 def _tile_axis_plan(chunks: tuple, count: int, fold: int):
@@ -326,7 +369,8 @@ def _tile_axis_plan(chunks: tuple, count: int, fold: int):
 
 
 @fill_doc
-def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array:
+def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None, scale=None,
+         offset=None) -> da.Array:
     """:func:`fastblock.tile` (``numpy.tile``) on a Dask array, by blocks.
 
     %(dask_result)s
@@ -370,7 +414,8 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array
     lead = len(reps) - x.ndim
     if lead:
         x = x[(None,) * lead + (Ellipsis,)]
-    check_result_size(_known_sizes(out_shape), x.dtype)
+    conversion, result_dtype = _conversion(x, out_shape, dtype, scale, offset)
+    check_result_size(_known_sizes(out_shape), result_dtype)
     if 0 in reps:
         x = x[tuple(slice(0, 0) if r == 0 else slice(None) for r in reps)]
         reps = tuple(max(r, 1) for r in reps)
@@ -404,12 +449,12 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None) -> da.Array
         layer = HighLevelGraph.from_collections(name, graph, dependencies=[x])
         x = da.Array(layer, name, chunks, meta=x)
     counts = tuple(tuple(k for _, k in plan) for plan in plans)
-    if all(k == 1 for per_axis in counts for k in per_axis):
+    if conversion is None and all(k == 1 for per_axis in counts for k in per_axis):
         return x
     out_chunks = tuple(tuple(c * k for c, k in zip(x.chunks[a], counts[a])) for a in range(x.ndim))
-    name = "tile-" + tokenize(x, counts, threads)
-    return x.map_blocks(_tile_block, counts, threads, name=name, chunks=out_chunks,
-                        dtype=x.dtype, meta=_meta(x.ndim, x.dtype))
+    name = "tile-" + tokenize(x, counts, threads, conversion)
+    return x.map_blocks(_tile_block, counts, threads, conversion, name=name, chunks=out_chunks,
+                        dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
 
 
 # --------------------------------------------------------------------------
@@ -428,7 +473,8 @@ def _batch_axes(operation: str, pattern: str, ndim: int) -> int:
     return count
 
 
-def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths) -> da.Array:
+def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
+                dtype=None, scale=None, offset=None) -> da.Array:
     _check_no_out(out)
     x = _as_dask(x)
     _known(x.shape, f"{operation} of a Dask array")
@@ -436,7 +482,8 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths) -> d
     # Every check of the NumPy function, on the whole array's shape.
     result_shape = _rearrange.checked_recipe(operation, x.shape, x.dtype, pattern,
                                              axes_lengths).result_shape
-    check_result_size(result_shape, x.dtype)
+    conversion, result_dtype = _conversion(x, result_shape, dtype, scale, offset)
+    check_result_size(result_shape, result_dtype)
     batch = _batch_axes(operation, pattern, x.ndim)
     if batch == 0:
         raise ValueError(
@@ -452,18 +499,19 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths) -> d
     left, _ = _rearrange.pattern_axes(pattern, operation, x.ndim)
     batch_names = {left[axis][0] for axis in range(batch)}
     lengths = {name: n for name, n in axes_lengths.items() if name not in batch_names}
-    name = f"{operation}-" + tokenize(x, pattern, sorted(lengths.items()), threads)
+    name = f"{operation}-" + tokenize(x, pattern, sorted(lengths.items()), threads, conversion)
     # The whole axes after the batch ones are dropped and the result's put
     # in their place (Dask's way for a block of another rank).
-    return x.map_blocks(_pattern_block, operation, pattern, lengths, threads, name=name,
-                        chunks=chunks, dtype=x.dtype, meta=_meta(len(result_shape), x.dtype),
+    return x.map_blocks(_pattern_block, operation, pattern, lengths, threads, conversion,
+                        name=name, chunks=chunks, dtype=result_dtype,
+                        meta=_meta(len(result_shape), result_dtype),
                         drop_axis=list(range(batch, x.ndim)),
                         new_axis=list(range(batch, len(result_shape))))
 
 
 @fill_doc
-def rearrange(x, pattern: str, *, out=None, num_threads: Optional[int] = None,
-              **axes_lengths) -> da.Array:
+def rearrange(x, pattern: str, *, out=None, num_threads: Optional[int] = None, dtype=None,
+              scale=None, offset=None, **axes_lengths) -> da.Array:
     """:func:`fastblock.rearrange` (einops' ``rearrange``) on a Dask array,
     block by block.
 
@@ -485,12 +533,13 @@ def rearrange(x, pattern: str, *, out=None, num_threads: Optional[int] = None,
     >>> fbd.rearrange(x, "b c (h p) (w q) -> b (h w) (p q c)", p=8, q=8).chunks
     ((2, 2, 2, 2), (16,), (192,))
     """
-    return _pattern_op("rearrange", x, pattern, out, num_threads, axes_lengths)
+    return _pattern_op("rearrange", x, pattern, out, num_threads, axes_lengths, dtype, scale,
+                       offset)
 
 
 @fill_doc
-def repeat(x, pattern: str, *, out=None, num_threads: Optional[int] = None,
-           **axes_lengths) -> da.Array:
+def repeat(x, pattern: str, *, out=None, num_threads: Optional[int] = None, dtype=None,
+           scale=None, offset=None, **axes_lengths) -> da.Array:
     """:func:`fastblock.repeat` (einops' ``repeat``) on a Dask array, block
     by block, with the chunk rules of :func:`rearrange`.
 
@@ -505,4 +554,5 @@ def repeat(x, pattern: str, *, out=None, num_threads: Optional[int] = None,
     >>> fbd.repeat(x, "b c h w -> b c (h 2) (w 2)").chunks
     ((4, 4), (3,), (32,), (32,))
     """
-    return _pattern_op("repeat", x, pattern, out, num_threads, axes_lengths)
+    return _pattern_op("repeat", x, pattern, out, num_threads, axes_lengths, dtype, scale,
+                       offset)

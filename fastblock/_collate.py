@@ -9,7 +9,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from . import _api, _permute, _rearrange
-from ._convert import check_conversion, converting, run_converted, stand_in
+from ._convert import check_conversion, converting, is_plain_move, run_converted, stand_in
 from ._threads import resolve_num_threads
 from ._validate import check_out, check_result_size
 
@@ -95,6 +95,8 @@ def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = 
     values = [bound.arguments[name] for name in names]
     call = prepare(first, *values)
     convert = converting(dtype, scale, offset)
+    if convert is not None and is_plain_move(first.dtype, convert):
+        convert = None
     shape = (len(arrays),) + tuple(call.result_shape)
     conversion = None if convert is None else check_conversion(first.dtype, call.result_shape, convert)
     result_dtype = first.dtype if conversion is None else conversion.dtype

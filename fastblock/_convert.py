@@ -53,6 +53,17 @@ def converting(dtype, scale, offset) -> Optional[Convert]:
     return Convert(dtype, scale, offset)
 
 
+def is_plain_move(source: np.dtype, convert: Convert) -> bool:
+    """Whether ``convert`` asks for nothing but the move: the source's own
+    dtype, no scale, no offset (astype to the same dtype copies the bytes)."""
+    if convert.scale is not None or convert.offset is not None:
+        return False
+    try:
+        return np.dtype(convert.dtype) == source
+    except TypeError:
+        return False
+
+
 class Conversion(NamedTuple):
     """A checked conversion: the result dtype, the engine's type codes, and
     the scale and offset in the compute type (None: not given)."""

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ._convert import Convert, check_conversion, run_converted
+from ._convert import Convert, check_conversion, is_plain_move, run_converted
 from ._strided_copy import StridedCopies
 from ._threads import resolve_num_threads
 from ._validate import check_out, check_result_size
@@ -42,7 +42,7 @@ def execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarr
     dtype, scale and offset (``_convert``), run by the operator's
     ``copies`` through the engine's convert stage."""
     n_threads = resolve_num_threads(num_threads)
-    if convert is not None:
+    if convert is not None and not is_plain_move(x.dtype, convert):
         return _execute_converted(x, result_shape, out, copy, copies, convert, n_threads)
     if out is not None:
         check_out(out, result_shape, x.dtype, x)

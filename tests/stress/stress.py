@@ -55,6 +55,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -66,7 +67,7 @@ if TESTS not in sys.path:
 import fastblock as fb  # noqa: E402
 from fastblock import _engine, _fastpath  # noqa: E402
 from reference import (  # noqa: E402
-    batch_to_space_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref)
+    batch_to_space_ref, converted_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref)
 from einops_patterns import draw_pattern  # noqa: E402
 
 THRESHOLDS = _engine.thresholds()
@@ -88,6 +89,12 @@ DTYPES = ["u1", "i1", "i2", "f2", "V3", "S3", "f4", "i4", "V5", "S6", "V6", "f8"
 THREAD_CHOICES = [1, 2, 3]
 # Reference-holding items take the fallback; drawn now and then.
 OBJECT_SHARE = 0.03
+# Cases that convert (dtype=, scale=, offset=), from and to these dtypes.
+CONVERT_SHARE = float(os.environ.get("FASTBLOCK_STRESS_CONVERT_SHARE", "0.2"))
+CONVERT_SOURCES = [np.dtype(t) for t in ("?", "u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8",
+                                         "f2", "f4", "f8")] + [np.dtype(ml_dtypes.bfloat16)]
+CONVERT_RESULTS = [np.dtype(t) for t in ("f2", "f4", "f8", "u1", "i1", "u2", "i2")] + [
+    np.dtype(ml_dtypes.bfloat16)]
 # Repeat counts users write (2-5, 8, and 16 +- 1: a 16-byte piece of
 # one-byte items), drawn beside lengths around the switch points.
 REPEAT_COUNTS = [2, 3, 4, 5, 8, 15, 16, 17]
@@ -177,7 +184,8 @@ def place(shape, dtype: np.dtype, layout: Layout, fill_rng) -> tuple[np.ndarray,
     n_items = math.prod(mem_shape)
     nbytes = layout.byte_offset + n_items * itemsize
     buffer = guarded_bytes(nbytes, layout.flush_end)
-    buffer[...] = fill_rng.integers(0, 256, nbytes, dtype=np.uint8)
+    # Random bytes, but a bool's only 0 or 1 (NumPy's bools hold no others).
+    buffer[...] = fill_rng.integers(0, 2 if dtype == np.bool_ else 256, nbytes, dtype=np.uint8)
     strides = [0] * ndim
     step = itemsize
     for position in range(ndim - 1, -1, -1):
@@ -277,6 +285,11 @@ class Case:
     reference: Callable     # reference(x) -> expected (any layout)
     result_shape: tuple
     text: str = ""
+    result_dtype: np.dtype | None = None   # a conversion's (dtype=), else the source's
+
+    @property
+    def out_dtype(self) -> np.dtype:
+        return self.dtype if self.result_dtype is None else self.result_dtype
 
 
 def _block_shapes(rng, itemsize, layout_name, bs, rank, target):
@@ -340,14 +353,14 @@ def case_block(rng, dtype, to_depth: bool) -> Case:
     rank = 5 if layout_name == "NCHW_VECT_C" else int(rng.choice([3, 4, 4, 4, 5, 6]))
     space, depth = _block_shapes(rng, dtype.itemsize, layout_name, bs, rank, draw_bytes(rng))
     if to_depth:
-        def call(x, out, threads):
-            return fb.space_to_depth(x, bs, mode, layout_name, out=out, num_threads=threads)
+        def call(x, out, threads, **convert):
+            return fb.space_to_depth(x, bs, mode, layout_name, out=out, num_threads=threads, **convert)
         return Case("space_to_depth", tuple(space), dtype, call,
                     lambda x: space_to_depth_ref(x, bs, mode, layout_name), tuple(depth),
                     f"fb.space_to_depth(x, {bs}, {mode!r}, {layout_name!r})")
 
-    def call(x, out, threads):
-        return fb.depth_to_space(x, bs, mode, layout_name, out=out, num_threads=threads)
+    def call(x, out, threads, **convert):
+        return fb.depth_to_space(x, bs, mode, layout_name, out=out, num_threads=threads, **convert)
     return Case("depth_to_space", tuple(depth), dtype, call,
                 lambda x: depth_to_space_ref(x, bs, mode, layout_name), tuple(space),
                 f"fb.depth_to_space(x, {bs}, {mode!r}, {layout_name!r})")
@@ -384,8 +397,8 @@ def case_transpose(rng, dtype) -> Case:
     if dtype.itemsize <= 8 and rng.random() < 0.15:
         shape, axes = _planes_of_whole_ways(rng, dtype.itemsize), (0, 3, 1, 2)
 
-    def call(x, out, threads):
-        return fb.transpose(x, axes, out=out, num_threads=threads)
+    def call(x, out, threads, **convert):
+        return fb.transpose(x, axes, out=out, num_threads=threads, **convert)
     return Case("transpose", tuple(shape), dtype, call, lambda x: np.transpose(x, axes),
                 tuple(shape[a] for a in axes), f"fb.transpose(x, {axes})")
 
@@ -402,8 +415,8 @@ def case_tile(rng, dtype) -> Case:
     shape = _any_shape(rng, dtype.itemsize, rank, target, max(1, math.prod(reps)))
     result_shape = _tile_shape(shape, reps)
 
-    def call(x, out, threads):
-        return fb.tile(x, reps, out=out, num_threads=threads)
+    def call(x, out, threads, **convert):
+        return fb.tile(x, reps, out=out, num_threads=threads, **convert)
     return Case("tile", tuple(shape), dtype, call, lambda x: np.tile(x, reps), result_shape,
                 f"fb.tile(x, {reps})")
 
@@ -461,8 +474,8 @@ def case_pixel(rng, dtype, to_depth: bool) -> Case:
     function = fb.pixel_unshuffle if to_depth else fb.pixel_shuffle
     result_shape = _pixel_ref(np.empty(shape, np.uint8), r, channels_last, to_depth).shape
 
-    def call(x, out, threads):
-        return function(x, r, fmt, out=out, num_threads=threads)
+    def call(x, out, threads, **convert):
+        return function(x, r, fmt, out=out, num_threads=threads, **convert)
     return Case(name, tuple(shape), dtype, call, lambda x: _pixel_ref(x, r, channels_last, to_depth),
                 result_shape, f"fb.{name}(x, {r}, {fmt!r})")
 
@@ -502,8 +515,8 @@ def case_batch(rng, dtype, to_batch: bool) -> Case:
 def _batch_case(op: str, reference, shape, dtype, block, begin, end) -> Case:
     """The Case of ``fb.<op>(x, block, begin, end)`` (space_to_batch or
     batch_to_space) on an input of ``shape``, checked with ``reference``."""
-    def call(x, out, threads):
-        return getattr(fb, op)(x, block, begin, end, out=out, num_threads=threads)
+    def call(x, out, threads, **convert):
+        return getattr(fb, op)(x, block, begin, end, out=out, num_threads=threads, **convert)
     result_shape = reference(np.empty(shape, np.uint8), block, begin, end).shape
     return Case(op, tuple(shape), dtype, call, lambda x: reference(x, block, begin, end),
                 result_shape, f"fb.{op}(x, {block}, {begin}, {end})")
@@ -530,8 +543,8 @@ def case_einops(rng, dtype, operation: str) -> Case:
     pattern = draw_einops(rng, dtype.itemsize, operation)
     function = getattr(fb, operation)
 
-    def call(x, out, threads):
-        return function(x, pattern.text, out=out, num_threads=threads, **pattern.given)
+    def call(x, out, threads, **convert):
+        return function(x, pattern.text, out=out, num_threads=threads, **convert, **pattern.given)
     return Case(operation, pattern.input_shape, dtype, call, pattern.reference, pattern.result_shape,
                 pattern.describe())
 
@@ -552,11 +565,55 @@ OPERATORS = [
 
 def draw_case(seed: int, index: int):
     rng = np.random.default_rng([seed, index])
-    dtype = np.dtype(object) if rng.random() < OBJECT_SHARE else np.dtype(str(rng.choice(DTYPES)))
+    converts = rng.random() < CONVERT_SHARE
+    if converts:
+        dtype = CONVERT_SOURCES[int(rng.integers(len(CONVERT_SOURCES)))]
+    else:
+        dtype = np.dtype(object) if rng.random() < OBJECT_SHARE else np.dtype(str(rng.choice(DTYPES)))
     weights = np.array([w for w, _ in OPERATORS])
     make = OPERATORS[int(rng.choice(len(OPERATORS), p=weights / weights.sum()))][1]
     case = make(rng, dtype)
+    if converts:
+        case = with_conversion(case, rng)
     return case, rng
+
+
+def draw_affine(rng, result_shape: tuple):
+    """A scale or offset: None, a scalar, or values along a random subset of
+    the result's axes (1 elsewhere, maybe fewer leading axes), drawn with
+    signs, zeros, -0.0, subnormals and now and then inf. Never NaN: which
+    of two NaNs an operation returns is not part of the contract."""
+    kind = rng.random()
+    if kind < 0.35:
+        return None
+    if kind < 0.6 or not result_shape:
+        shape = ()
+    else:
+        shape = tuple(n if rng.random() < 0.4 else 1 for n in result_shape)
+        shape = shape[int(rng.integers(0, len(shape) + 1)):]
+    values = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4)
+    special = rng.random(shape) < 0.05
+    values = np.where(special, rng.choice([0.0, -0.0, np.inf, -np.inf, 1e-42]), values)
+    return values.astype(rng.choice([np.float32, np.float64]))
+
+
+def with_conversion(case: Case, rng) -> Case:
+    """``case`` with a drawn ``dtype=`` and maybe ``scale=``/``offset=``."""
+    result = CONVERT_RESULTS[int(rng.integers(len(CONVERT_RESULTS)))]
+    convert = {"dtype": result, "scale": draw_affine(rng, case.result_shape),
+               "offset": draw_affine(rng, case.result_shape)}
+    base_call, base_reference = case.call, case.reference
+
+    def call(x, out, threads):
+        return base_call(x, out, threads, **convert)
+
+    def reference(x):
+        return converted_ref(base_reference(x), result, convert["scale"], convert["offset"])
+    text = (f"{case.text} dtype={result}, scale of shape "
+            f"{None if convert['scale'] is None else np.shape(convert['scale'])}, offset of shape "
+            f"{None if convert['offset'] is None else np.shape(convert['offset'])}")
+    return Case(case.name, case.shape, case.dtype, call, reference, case.result_shape, text,
+                result_dtype=result)
 
 
 # --------------------------------------------------------------------------
@@ -698,7 +755,8 @@ def draw_runs(case: Case, rng, small: bool) -> list:
         source = draw_layout(rng, len(case.shape), case.dtype.itemsize, plain)
         kind = rng.random()
         out = "none" if kind < 0.4 or plain else "fresh" if kind < 0.55 else "placed"
-        out_layout = draw_layout(rng, len(case.result_shape), case.dtype.itemsize) if out == "placed" else None
+        out_layout = (draw_layout(rng, len(case.result_shape), case.out_dtype.itemsize)
+                      if out == "placed" else None)
         runs.append(Run(settings, threads, source, out, out_layout))
     return runs
 
@@ -719,9 +777,9 @@ def check_run(case: Case, run: Run, fill_rng) -> str | None:
     expected = case.reference(x)
     out = out_buffer = out_before = None
     if run.out == "fresh":
-        out = np.empty(case.result_shape, case.dtype)
+        out = np.empty(case.result_shape, case.out_dtype)
     elif run.out == "placed":
-        out, out_buffer = place(case.result_shape, case.dtype, run.out_layout, fill_rng)
+        out, out_buffer = place(case.result_shape, case.out_dtype, run.out_layout, fill_rng)
         out_before = out_buffer.copy()
     shared = PYTHON_THREADS[0] > 1
     if not shared:
@@ -747,8 +805,9 @@ def check_result(case: Case, result, expected, out, out_buffer, out_before) -> l
     problems = []
     if out is not None and result is not out:
         problems.append("the result is not out")
-    if result.shape != tuple(case.result_shape) or result.dtype != case.dtype:
-        problems.append(f"shape/dtype {result.shape} {result.dtype}, expected {case.result_shape} {case.dtype}")
+    if result.shape != tuple(case.result_shape) or result.dtype != case.out_dtype:
+        problems.append(f"shape/dtype {result.shape} {result.dtype}, "
+                        f"expected {case.result_shape} {case.out_dtype}")
     elif out is None and not result.flags.c_contiguous:
         problems.append("a new result that is not C-contiguous")
     elif case.dtype.hasobject:
@@ -758,8 +817,8 @@ def check_result(case: Case, result, expected, out, out_buffer, out_before) -> l
         got, want = raw_bytes(result), raw_bytes(expected)
         if not np.array_equal(got, want):
             bad = np.flatnonzero(got != want)
-            item = bad[0] // case.dtype.itemsize
-            n_items = len(np.unique(bad // case.dtype.itemsize))
+            item = bad[0] // case.out_dtype.itemsize
+            n_items = len(np.unique(bad // case.out_dtype.itemsize))
             problems.append(f"{n_items} of {result.size} items differ, the first at flat index {item}")
     if out_buffer is not None:
         want_buffer = out_before.copy()
@@ -771,7 +830,7 @@ def check_result(case: Case, result, expected, out, out_buffer, out_before) -> l
 
 
 def describe_case(case: Case) -> str:
-    return f"{case.text} x: {case.dtype.str} {case.shape} -> {case.result_shape}"
+    return f"{case.text} x: {case.dtype.str} {case.shape} -> {case.result_shape} {case.out_dtype.str}"
 
 
 def replay_line(seed, index, r, case, run) -> str:
@@ -788,7 +847,7 @@ def replay_line(seed, index, r, case, run) -> str:
 def case_and_runs(seed: int, index: int):
     """Case ``index`` of ``seed`` and its runs (more for small cases)."""
     case, rng = draw_case(seed, index)
-    nbytes = math.prod(case.result_shape) * case.dtype.itemsize
+    nbytes = math.prod(case.result_shape) * case.out_dtype.itemsize
     return case, draw_runs(case, rng, nbytes < THRESHOLDS["parallel_min_bytes"])
 
 

@@ -111,6 +111,15 @@ static inline uint16_t cv_bf16_from_f32(float f) {
     return (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
 
+/* bfloat16 bits straight to float16 bits, as ml_dtypes converts: by way
+   of float32 (exact), rounded as NumPy rounds, but every NaN to the quiet
+   NaN 0x7e00 with its sign. */
+static inline uint16_t cv_f16_from_bf16(uint16_t h) {
+    if ((h & 0x7fffu) > 0x7f80u)
+        return (uint16_t)((h & 0x8000u) | 0x7e00u);
+    return cv_f16_from_f32(cv_f32_from_bits((uint32_t)h << 16));
+}
+
 static inline float cv_f32_from_bf16(uint16_t h) {
     return cv_f32_from_bits((uint32_t)h << 16);
 }
@@ -137,6 +146,8 @@ typedef void (*cv_store_f64)(char *dst, fb_intp step, const double *v, fb_intp n
 typedef void (*cv_fused)(char *dst, const char *src, fb_intp n, const float *s, int sm,
                          const float *o, int om);
 
+typedef void (*cv_store_f16_from_bf16)(char *dst, fb_intp step, const char *src, fb_intp n);
+
 typedef struct {
     cv_load_f32 load_f32[FB_NUM_TYPES];
     cv_load_f64 load_f64[FB_NUM_TYPES];
@@ -145,6 +156,7 @@ typedef struct {
     cv_store_f32 store_f32[FB_NUM_TYPES];       /* NULL: no such result from float32 */
     cv_store_f64 store_f64[FB_NUM_TYPES];       /* NULL: no such result from float64 */
     cv_fused fused[FB_NUM_TYPES][FB_NUM_TYPES]; /* [result][source]; NULL: by the passes */
+    cv_store_f16_from_bf16 f16_from_bf16;       /* that pair without scale or offset */
 } FbConvertPasses;
 
 #define FB_CV_ATTR
@@ -179,7 +191,10 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
     if (cv->avx2)
         passes = &passes_avx2;
 #endif
-    if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
+    if (cv->src == FB_NUM_BF16 && cv->dst == FB_NUM_F16 && cv->scale == FB_AFFINE_NONE
+            && cv->offset == FB_AFFINE_NONE) {
+        passes->f16_from_bf16(dst, dst_step, src, n);
+    } else if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
             && passes->fused[cv->dst][cv->src] != NULL) {
         passes->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
                                         (const float *)offset, cv->offset);

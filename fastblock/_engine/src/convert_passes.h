@@ -162,6 +162,18 @@ FB_CV_FUSED_TO(uint8_t, u8, (uint8_t)(int32_t)cv_saturate(t, 0.0f, 255.0f))
      FB_CV_NAME(fused_i16_##DNAME), NULL, NULL, NULL, NULL, FB_CV_NAME(fused_f16_##DNAME),    \
      FB_CV_NAME(fused_bf16_##DNAME), FB_CV_NAME(fused_f32_##DNAME), NULL}
 
+/* bfloat16 to float16 without scale or offset (ml_dtypes' NaN). */
+static FB_CV_ATTR void FB_CV_NAME(f16_from_bf16)(char *dst, fb_intp step, const char *src,
+                                                  fb_intp n) {
+    fb_intp i;
+    for (i = 0; i < n; i++) {
+        uint16_t x, y;
+        memcpy(&x, src + 2 * i, 2);
+        y = cv_f16_from_bf16(x);
+        memcpy(dst + i * step, &y, 2);
+    }
+}
+
 /* This variant's passes, by source and result type. */
 static const FbConvertPasses FB_CV_NAME(passes) = {
     {FB_CV_NAME(load_bool_f32), FB_CV_NAME(load_u8_f32), FB_CV_NAME(load_i8_f32),
@@ -184,6 +196,7 @@ static const FbConvertPasses FB_CV_NAME(passes) = {
     /* fused[result][source], float32 compute */
     {{NULL}, FB_CV_FUSED_ROW(u8), {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL},
      FB_CV_FUSED_ROW(f16), FB_CV_FUSED_ROW(bf16), FB_CV_FUSED_ROW(f32), {NULL}},
+    FB_CV_NAME(f16_from_bf16),
 };
 
 #undef FB_CV_LOAD

@@ -109,7 +109,7 @@ def _affine_values(value, name: str, compute, result_shape: tuple) -> Optional[n
     if value is None:
         return None
     values = np.asarray(value)
-    if type_code(values.dtype) is None:
+    if values.dtype.kind not in "biuf" and type_code(values.dtype) is None:
         raise TypeError(f"fastblock: {name} must hold real numbers; got dtype {values.dtype}")
     lead = len(result_shape) - values.ndim
     if lead < 0 or any(n != 1 and n != result_shape[lead + k] for k, n in enumerate(values.shape)):

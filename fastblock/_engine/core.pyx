@@ -17,8 +17,8 @@ from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport calloc, free, malloc
 
 from fastblock._engine.types cimport (CONVERT_SIDES, ConvertPlan, SIDE_DST, SIDE_OFFSET,
-                                      SIDE_SCALE, SIDE_SRC)
-from fastblock._engine.kernels_c cimport (FB_AFFINE_NONE, FB_AFFINE_VALUE, FB_NUM_F64,
+                                      SIDE_SCALE, SIDE_SRC, TileShape)
+from fastblock._engine.kernels_c cimport (FB_AFFINE_LINE, FB_AFFINE_NONE, FB_AFFINE_VALUE, FB_NUM_F64,
                                           FB_NUM_TYPES, fb_convert_compute)
 from fastblock._engine.types cimport (BLOCK_REPEATS, GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER,
                                       KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX, LANE_GROUP,
@@ -213,15 +213,47 @@ def convert_copy(cnp.ndarray src not None, cnp.ndarray dst not None, int src_typ
     run of the whole copy. The caller guarantees what :func:`copy` asks,
     and that every scale and offset address is inside its array."""
     cdef ConvertPlan plan
+    cdef intp shift[CONVERT_SIDES]
+    cdef const char* base[CONVERT_SIDES]
+    cdef intp n_parts = len(parts)
+    cdef intp[::1] offsets = cvarray_intp(n_parts * CONVERT_SIDES)
+    cdef int k, s
+    for k, part in enumerate(parts):
+        for s in range(CONVERT_SIDES):
+            offsets[k * CONVERT_SIDES + s] = part[s]
+    for s, values in ((SIDE_SCALE, scale), (SIDE_OFFSET, offset)):
+        if values is not None and (<cnp.ndarray?>values).itemsize != (
+                8 if fb_convert_compute(src_type, dst_type, True) == FB_NUM_F64 else 4):
+            raise ValueError("fastblock: scale and offset must be of the compute type")
+    base[SIDE_SRC] = <const char*>cnp.PyArray_DATA(src)
+    base[SIDE_DST] = <const char*>cnp.PyArray_DATA(dst)
+    base[SIDE_SCALE] = <const char*>cnp.PyArray_DATA(scale) if scale is not None else NULL
+    base[SIDE_OFFSET] = <const char*>cnp.PyArray_DATA(offset) if offset is not None else NULL
+    plan.shapes = NULL
+    enter_copy()
+    try:
+        if n_parts < 1 or not fill_convert_plan(&plan, src.itemsize, dst.itemsize, src_type,
+                                                dst_type, extents, steps, scale is not None,
+                                                offset is not None, shift):
+            return
+        for s in range(CONVERT_SIDES):
+            if base[s] != NULL:
+                base[s] += shift[s]
+        run_convert(&plan, base, n_parts, &offsets[0], num_threads)
+    finally:
+        free_convert_plan(&plan)
+        leave_copy()
+
+
+cdef int fill_convert_plan(ConvertPlan* plan, intp src_item, intp dst_item, int src_type,
+                           int dst_type, extents, steps, bint scale, bint offset,
+                           intp* shift) except -1:
+    """:func:`convert_copy`'s plan (``plan.shapes`` freed by the caller);
+    0 when the copy moves nothing. The settings guard must be held."""
     cdef intp ext[MAX_INPUT_AXES]
     cdef intp side_steps[CONVERT_SIDES][MAX_INPUT_AXES]
     cdef const intp* step_rows[CONVERT_SIDES]
-    cdef intp shift[CONVERT_SIDES]
-    cdef const char* base[CONVERT_SIDES]
     cdef int ndim = len(extents), k, s
-    cdef intp n_parts = len(parts)
-    cdef intp[::1] offsets = cvarray_intp(n_parts * CONVERT_SIDES)
-    cdef bint affine = scale is not None or offset is not None
     if ndim > MAX_INPUT_AXES:
         raise ValueError(f"fastblock: {ndim} axes in one copy, at most {MAX_INPUT_AXES}")
     if not (0 <= src_type < FB_NUM_TYPES and 0 <= dst_type < FB_NUM_TYPES):
@@ -234,37 +266,51 @@ def convert_copy(cnp.ndarray src not None, cnp.ndarray dst not None, int src_typ
             side_steps[s][k] = steps[s][k]
     for s in range(CONVERT_SIDES):
         step_rows[s] = &side_steps[s][0]
-    for k, part in enumerate(parts):
-        for s in range(CONVERT_SIDES):
-            offsets[k * CONVERT_SIDES + s] = part[s]
     plan.cv.src = src_type
     plan.cv.dst = dst_type
-    plan.cv.compute = fb_convert_compute(src_type, dst_type, affine)
-    plan.cv.scale = FB_AFFINE_VALUE if scale is not None else FB_AFFINE_NONE
-    plan.cv.offset = FB_AFFINE_VALUE if offset is not None else FB_AFFINE_NONE
-    plan.item[SIDE_SRC] = src.itemsize
-    plan.item[SIDE_DST] = dst.itemsize
+    plan.cv.compute = fb_convert_compute(src_type, dst_type, scale or offset)
+    plan.cv.scale = FB_AFFINE_VALUE if scale else FB_AFFINE_NONE
+    plan.cv.offset = FB_AFFINE_VALUE if offset else FB_AFFINE_NONE
+    plan.cv.avx2 = tuning.convert_avx2 and cpu_avx2
+    plan.item[SIDE_SRC] = src_item
+    plan.item[SIDE_DST] = dst_item
     plan.item[SIDE_SCALE] = plan.item[SIDE_OFFSET] = 8 if plan.cv.compute == FB_NUM_F64 else 4
-    for s, values in ((SIDE_SCALE, scale), (SIDE_OFFSET, offset)):
-        if values is not None and (<cnp.ndarray?>values).itemsize != plan.item[s]:
-            raise ValueError("fastblock: scale and offset must be of the compute type")
-    base[SIDE_SRC] = <const char*>cnp.PyArray_DATA(src)
-    base[SIDE_DST] = <const char*>cnp.PyArray_DATA(dst)
-    base[SIDE_SCALE] = <const char*>cnp.PyArray_DATA(scale) if scale is not None else NULL
-    base[SIDE_OFFSET] = <const char*>cnp.PyArray_DATA(offset) if offset is not None else NULL
+    plan.tile_items = imax(1, tuning.convert_tile_bytes
+                              // imax(imax(src_item, dst_item), plan.item[SIDE_SCALE]))
+    return plan_convert(&plan[0], ndim, ext, step_rows, shift)
+
+
+def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type, int dst_type,
+                     bint scale=False, bint offset=False):
+    """The plan :func:`convert_copy` would run, as a dict: ``box`` (the
+    tile's extent along each normalised axis, result order), ``extents``
+    (those axes'), ``cuts`` (axes whose last tile is shorter), ``tiles``,
+    ``tile_items``, ``scale`` and ``offset`` ("none", "value": one a row,
+    "line": gathered a tile), ``avx2``, and per tile shape (``shapes``)
+    its ``extent``, ``run`` (items a row), ``rows`` (row loop axes) and
+    the ``move`` kernel (describe()'s account of its Plan). For tests."""
+    cdef ConvertPlan plan
+    cdef intp shift[CONVERT_SIDES]
+    cdef int k, i
+    cdef TileShape* t
     plan.shapes = NULL
     enter_copy()
     try:
-        plan.cv.avx2 = tuning.convert_avx2 and cpu_avx2
-        plan.tile_items = imax(1, tuning.convert_tile_bytes
-                                  // imax(imax(plan.item[SIDE_SRC], plan.item[SIDE_DST]),
-                                          plan.item[SIDE_SCALE]))
-        if n_parts < 1 or not plan_convert(&plan, ndim, ext, step_rows, shift):
-            return
-        for s in range(CONVERT_SIDES):
-            if base[s] != NULL:
-                base[s] += shift[s]
-        run_convert(&plan, base, n_parts, &offsets[0], num_threads)
+        if not fill_convert_plan(&plan, src_item, dst_item, src_type, dst_type, extents, steps,
+                                 scale, offset, shift):
+            return None
+        modes = {FB_AFFINE_NONE: "none", FB_AFFINE_VALUE: "value", FB_AFFINE_LINE: "line"}
+        shapes = []
+        for i in range(1 << plan.n_cuts):
+            t = &plan.shapes[i]
+            shapes.append({"extent": tuple([t.extent[k] for k in range(plan.n)]), "run": t.run,
+                           "rows": t.n_rows, "move": kernel_summary(&t.move)})
+        return {"extents": tuple([plan.extent[k] for k in range(plan.n)]),
+                "box": tuple([plan.box[k] for k in range(plan.n)]),
+                "cuts": tuple([plan.cut[k] for k in range(plan.n_cuts)]),
+                "tiles": plan.n_tiles, "tile_items": plan.tile_items,
+                "scale": modes[plan.cv.scale], "offset": modes[plan.cv.offset],
+                "avx2": bool(plan.cv.avx2), "shapes": shapes}
     finally:
         free_convert_plan(&plan)
         leave_copy()

@@ -1,0 +1,227 @@
+"""The convert stage (``fastblock/_engine/plan/convert.pxi``, ``run/convert.pxi``,
+``src/convert.c``): every path it can choose, forced, with sources and
+results against guard pages and every byte compared with the contract's
+NumPy expression (``reference.converted_ref``).
+
+Paths: the tile shapes (one box; a last tile shorter on one axis, on two);
+the scale and offset read one value a row or gathered into lines a tile
+(and those lines kept across a thread's tiles); the fused one-pass kernels
+(packed results of the common pairs) and the three passes (every other
+pair, and results whose items are apart); the AVX2 variants and the
+portable ones; one thread and a team; a copy in parts (space_to_batch's
+padding, collate's samples).
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import fastblock as fb
+from draws import drawn
+from fastblock import _engine
+from guarded import Guarded
+from reference import converted_ref
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+SOURCES = ["?", "u1", "i1", "u2", "i2", "u4", "i4", "u8", "i8", "f2", BF16, "f4", "f8"]
+RESULTS = ["u1", "i1", "u2", "i2", "f2", BF16, "f4", "f8"]
+# The fused kernels' pairs (src/convert_passes.h: FB_CV_FUSED_TO).
+FUSED_SOURCES = ["u1", "u2", "i2", "f2", BF16, "f4"]
+FUSED_RESULTS = ["f4", "f2", BF16, "u1"]
+
+
+@pytest.fixture(params=["avx2", "portable"])
+def variant(request):
+    """The AVX2 variants of the convert passes, and the portable ones."""
+    if request.param == "avx2" and not _engine.cpu_features()["avx2"]:
+        pytest.skip("this CPU has no AVX2")
+    with _engine.tune(convert_avx2=request.param == "avx2"):
+        yield request.param
+
+
+def raw_values(shape, dtype, seed) -> np.ndarray:
+    """Random bytes as ``dtype`` (NaNs with payloads, subnormals, infs),
+    bools 0 or 1."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 2 if dtype == np.bool_ else 256, (*shape, dtype.itemsize), np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+def guarded_copy(a: np.ndarray, at_end: bool) -> np.ndarray:
+    """``a`` in memory flush against an inaccessible page at one end."""
+    g = Guarded(max(a.nbytes, 1), at_end)
+    view = g.array(a.shape, a.dtype)
+    view[...] = a           # the view keeps the mapping alive
+    return view
+
+
+def guarded_out(shape, dtype, at_end: bool) -> np.ndarray:
+    out = np.empty(shape, dtype)
+    g = Guarded(max(out.nbytes, 1), at_end)
+    view = g.array(shape, dtype)
+    view.view(np.uint8)[...] = 0x5A
+    return view
+
+
+def same_bytes(result, expected):
+    result, expected = np.asarray(result), np.asarray(expected)
+    assert result.dtype == expected.dtype and result.shape == expected.shape
+    got = np.ascontiguousarray(result).view(np.uint8)
+    want = np.ascontiguousarray(expected).view(np.uint8)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, (f"{bad.size} bytes differ, first at byte {bad[0]}: "
+                           f"{got.ravel()[bad[0]]:#x} != {want.ravel()[bad[0]]:#x}")
+
+
+def converted(op, x, dtype, scale=None, offset=None, at_end=False, threads=1, **kw):
+    """``op(x, dtype=...)`` into a guarded out, checked byte for byte
+    against the reference; returns the result."""
+    plain = op(x, **kw)
+    out = guarded_out(plain.shape, dtype, at_end)
+    result = op(x, **kw, out=out, num_threads=threads, dtype=dtype, scale=scale, offset=offset)
+    assert result is out
+    same_bytes(result, converted_ref(plain, dtype, scale, offset))
+    return result
+
+
+def describe_transpose(x, axes, dtype, scale=False, offset=False):
+    result = np.empty([x.shape[a] for a in axes], dtype)
+    steps = ([x.strides[a] for a in axes], result.strides, (0,) * x.ndim, (0,) * x.ndim)
+    from fastblock._convert import type_code
+    return _engine.describe_convert(result.shape, steps, x.itemsize, result.itemsize,
+                                    type_code(x.dtype), type_code(np.dtype(dtype)), scale, offset)
+
+
+# --------------------------------------------------------------------------
+# Every pair, both variants, fused and by passes
+# --------------------------------------------------------------------------
+
+@drawn(40, source=SOURCES, result=RESULTS, affine=["none", "scale", "offset", "both"],
+       out=["packed", "apart"], cover=("source", "result"))
+def test_every_pair(variant, source, result, affine, out):
+    """Each pair through the stage (an HWC to CHW move), packed results
+    (fused where the pair has a kernel) and results whose items are apart
+    (always by the passes)."""
+    x = guarded_copy(raw_values((5, 37, 3), source, 7), at_end=True)
+    scale = np.array([1.5, -0.25, 3.0], np.float64).reshape(3, 1, 1) if affine in ("scale", "both") else None
+    offset = np.array([-7.5, 0.0, 2.0], np.float32).reshape(3, 1, 1) if affine in ("offset", "both") else None
+    if out == "packed":
+        converted(fb.transpose, x, result, scale, offset, axes=(2, 0, 1))
+    else:
+        plain = fb.transpose(x, (2, 0, 1))
+        wide = np.zeros((3, 5, 74), np.dtype(result))
+        out_view = wide[:, :, ::2]
+        before = wide.copy()
+        fb.transpose(x, (2, 0, 1), out=out_view, dtype=result, scale=scale, offset=offset)
+        same_bytes(out_view, converted_ref(plain, result, scale, offset))
+        same_bytes(wide[:, :, 1::2], before[:, :, 1::2])
+
+
+@pytest.mark.parametrize("source", FUSED_SOURCES, ids=str)
+@pytest.mark.parametrize("result", FUSED_RESULTS, ids=str)
+def test_fused_pairs_every_mode(variant, source, result):
+    """The fused kernels' nine ways of scale and offset (none, one value a
+    row, a line), at run lengths across a vector's remainder."""
+    x = guarded_copy(raw_values((3, 29), source, 3), at_end=False)
+    per_row = np.array([2.0, -0.5, 0.1], np.float32).reshape(3, 1)
+    per_item = np.linspace(-3, 3, 29, dtype=np.float32)
+    for scale in (None, per_row, per_item):
+        for offset in (None, per_row * 7, per_item[::-1].copy()):
+            converted(fb.rearrange, x, result, scale, offset, pattern="a b -> a b")
+
+
+# --------------------------------------------------------------------------
+# Tiles: shapes, cuts, lines
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape, axes, cuts", [
+    ((224, 224, 3), (2, 0, 1), 0),       # channels last to first: whole rows, no cut
+    ((10007, 3), (1, 0), 1),             # a prime extent: the last tile shorter
+    ((307, 701), (1, 0), 2),             # a transpose of two long (prime) axes
+])
+def test_tile_shapes(variant, shape, axes, cuts):
+    x = guarded_copy(raw_values(shape, "u1", 11), at_end=True)
+    plan = describe_transpose(x, axes, np.float32, scale=True)
+    assert len(plan["cuts"]) == cuts
+    assert len(plan["shapes"]) == 1 << cuts
+    scale = np.float32(0.5)
+    for threads in (1, 2):
+        with _engine.tune(parallel_min_bytes=0):
+            converted(fb.transpose, x, np.float32, scale, -1.0, threads=threads, axes=axes)
+
+
+def test_small_tiles_every_shape(variant):
+    """Tiles of a few items: many tiles, both cut axes, every shape."""
+    x = guarded_copy(raw_values((13, 11, 3), "f4", 5), at_end=False)
+    with _engine.tune(convert_tile_bytes=64, parallel_min_bytes=0):
+        plan = describe_transpose(x, (2, 1, 0), np.float16)
+        assert plan["tiles"] > 8
+        for threads in (1, 3):
+            converted(fb.transpose, x, np.float16, threads=threads, axes=(2, 1, 0))
+            converted(fb.transpose, x, BF16, np.float32(3), threads=threads, axes=(1, 0, 2))
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "per_column"])
+def test_scale_lines(variant, layout):
+    """A scale that varies along the rows is gathered into lines a tile;
+    a thread keeps them across tiles that read the same values."""
+    x = guarded_copy(raw_values((64, 50, 3), "u1", 9), at_end=True)
+    if layout == "channels_last":
+        scale, offset, pattern = np.array([0.1, 0.2, 0.3]), np.array([-1.0, 0.0, 1.0]), "h w c -> h w c"
+    else:
+        scale, offset, pattern = np.linspace(0, 1, 50), None, "h w c -> c h w"
+        scale = scale.reshape(1, 50)
+    steps_plan = None
+    with _engine.tune(convert_tile_bytes=1024, parallel_min_bytes=0):
+        for threads in (1, 2):
+            converted(fb.rearrange, x, np.float32, scale, offset, threads=threads,
+                      pattern=pattern)
+        if layout == "channels_last":
+            out = np.empty((64, 50, 3), np.float32)
+            steps_plan = _engine.describe_convert(
+                out.shape, (x.strides, out.strides, (0, 0, 4), (0, 0, 4)), 1, 4, 1, 11, True, True)
+    if steps_plan is not None:
+        assert steps_plan["scale"] == "line" and steps_plan["offset"] == "line"
+
+
+def test_scale_one_value_a_row():
+    x = raw_values((3, 40, 40), "u1", 1)
+    out = np.empty((3, 40, 40), np.float32)
+    plan = _engine.describe_convert(out.shape, (x.strides, out.strides, (4, 0, 0), (4, 0, 0)),
+                                    1, 4, 1, 11, True, True)
+    assert plan["scale"] == plan["offset"] == "value"
+    assert plan["shapes"][0]["run"] >= 40 * 40 // 2
+
+
+# --------------------------------------------------------------------------
+# Copies in parts
+# --------------------------------------------------------------------------
+
+def test_padding_parts_convert(variant):
+    """space_to_batch's padding (a step-0 source) is converted too: it
+    becomes the offset where one is given."""
+    x = guarded_copy(raw_values((2, 6, 5, 3), "i2", 4), at_end=True)
+    offset = np.array([1.0, -2.0, 0.5], np.float32)
+    converted(fb.space_to_batch, x, np.float32, np.float32(0.25), offset,
+              block_shape=[1, 2, 3, 1], pads_begin=[0, 1, 1, 0], pads_end=[0, 1, 0, 0])
+
+
+def test_collate_parts(variant):
+    samples = [raw_values((17, 19, 3), "u1", i) for i in range(5)]
+    scale = np.array([1 / 255, 2 / 255, 3 / 255], np.float32).reshape(3, 1, 1)
+    with _engine.tune(parallel_min_bytes=0):
+        for threads in (1, 2):
+            out = guarded_out((5, 3, 17, 19), BF16, at_end=True)
+            fb.collate(samples, fb.transpose, (2, 0, 1), out=out, num_threads=threads,
+                       dtype=BF16, scale=scale, offset=-0.5)
+            for i, sample in enumerate(samples):
+                same_bytes(out[i], converted_ref(sample.transpose(2, 0, 1), BF16, scale, -0.5))
+
+
+def test_vect_c_moves_then_converts():
+    """NCHW_VECT_C copies that no axes describe: moved first, then converted."""
+    x = raw_values((1, 9, 2, 2, 4), "u1", 2)
+    converted(fb.depth_to_space, x, np.float32, 0.5, block_size=3, mode="depth_first",
+              data_format="NCHW_VECT_C")

@@ -17,6 +17,7 @@ cdef extern from "src/cpu.h" nogil:
     int fb_cpu_has_ssse3()
     int fb_cpu_has_avx()
     int fb_cpu_has_avx2()
+    int fb_cpu_has_f16c()
     int fb_cpu_has_avx512_vbmi()
 
 

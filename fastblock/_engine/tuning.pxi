@@ -20,7 +20,8 @@ from fastblock._engine.shared_state cimport (FB_SHARED_ADD, FB_SHARED_LOAD, FB_S
 from fastblock._engine.types cimport intp
 from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT,
                                           FB_VECT_C_PIXELS_BUILT, FbTeamSettings, fb_cpu_has_avx,
-                                          fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi, fb_cpu_has_ssse3,
+                                          fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi,
+                                          fb_cpu_has_f16c, fb_cpu_has_ssse3,
                                           fb_stream_avx, fb_team_settings)
 
 cdef struct Tuning:
@@ -155,7 +156,7 @@ SETTINGS = (
 cdef dict NEEDS = {"streaming": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
                    "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0,
                    "wide_streams": fb_cpu_has_avx() != 0, "avx2_repeats": fb_cpu_has_avx2() != 0,
-                   "convert_avx2": fb_cpu_has_avx2() != 0}
+                   "convert_avx2": fb_cpu_has_avx2() != 0 and fb_cpu_has_f16c() != 0}
 # Settings that must be at least this (a unit of 0 bytes never ends).
 cdef dict MINIMUM = {"convert_tile_bytes": 1, "fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
                      "min_block_bytes": 1, "team_late_streak": 1, "team_backoff_min_ns": 1}
@@ -204,6 +205,8 @@ cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
 cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
 cdef bint cpu_avx = fb_cpu_has_avx() != 0
 cdef bint cpu_avx2 = cpu_ssse3 and fb_cpu_has_avx2() != 0
+# The convert stage's AVX2 variants also convert float16 by F16C.
+cdef bint cpu_convert_avx2 = fb_cpu_has_avx2() != 0 and fb_cpu_has_f16c() != 0
 
 
 cdef inline bint use_ssse3() noexcept nogil:
@@ -239,7 +242,7 @@ def cpu_features():
     """What this CPU and build can run: the engine's SIMD kernels and its
     memory paths (a setting that needs one of these stays off without it)."""
     return {"ssse3": bool(cpu_ssse3), "avx512_vbmi": bool(cpu_vbmi), "avx": bool(cpu_avx),
-            "avx2": bool(cpu_avx2),
+            "avx2": bool(cpu_avx2), "convert_avx2": bool(cpu_convert_avx2),
             "streaming_stores": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
             "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0 and bool(cpu_vbmi)}
 

@@ -106,9 +106,10 @@ static inline uint16_t cv_f16_from_f64(double d) {
    NaN to the quiet NaN 0x7fc0 with its sign. */
 static inline uint16_t cv_bf16_from_f32(float f) {
     uint32_t b = cv_bits_of_f32(f);
-    if ((b & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)(((b >> 16) & 0x8000u) | 0x7fc0u);
-    return (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+    uint32_t rounded = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+    uint32_t nan = ((b >> 16) & 0x8000u) | 0x7fc0u;
+    /* Both computed, one chosen: no branch, so the loop vectorises. */
+    return (uint16_t)((b & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
 /* bfloat16 bits straight to float16 bits, as ml_dtypes converts: by way
@@ -134,6 +135,96 @@ static inline float cv_saturate(float v, float lo, float hi) {
     c = (c + big) - big;
     return v == v ? c : 0.0f;
 }
+
+#if FB_X86_SIMD
+#include <immintrin.h>
+
+/* AVX2 stores of float32 into packed 8- and 16-bit integers and float16:
+   the portable loops' conditions on floats do not vectorise (a comparison
+   with a NaN may trap, so the compiler keeps the branches). Same results:
+   saturate (max, min: a NaN gives lo, set to 0 after), round in the
+   current mode (np.rint), then pack exact integers. */
+#define CV_SATURATED_AVX2(v, lo, hi)                                                          \
+    _mm256_andnot_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q),                                      \
+                     _mm256_round_ps(_mm256_min_ps(_mm256_max_ps(v, lo), hi),                \
+                                     _MM_FROUND_CUR_DIRECTION))
+
+/* 16 floats to 16 int16s, in order (the integers fit: saturated above). */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+cv_int16s_avx2(__m256 a, __m256 b, int to_unsigned) {
+    __m256i ia = _mm256_cvtps_epi32(a), ib = _mm256_cvtps_epi32(b);
+    __m256i packed = to_unsigned ? _mm256_packus_epi32(ia, ib) : _mm256_packs_epi32(ia, ib);
+    return _mm256_permute4x64_epi64(packed, 0xd8);
+}
+
+#define CV_INT_STORE_AVX2(NAME, T, LO, HI, ...)                                               \
+    static __attribute__((target("avx2"))) void NAME(char *dst, fb_intp step, const float *v,  \
+                                                     fb_intp n) {                             \
+        const __m256 lo = _mm256_set1_ps(LO), hi = _mm256_set1_ps(HI);                        \
+        fb_intp i = 0;                                                                      \
+        if (step == (fb_intp)sizeof(T)) {                                                   \
+            for (; i + 32 <= n; i += 32) {                                                  \
+                __m256 a = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i), lo, hi);                \
+                __m256 b = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 8), lo, hi);            \
+                __m256 c = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 16), lo, hi);           \
+                __m256 d = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 24), lo, hi);           \
+                __VA_ARGS__                                                                 \
+            }                                                                               \
+        }                                                                                   \
+        for (; i < n; i++) {                                                                \
+            T y = (T)(int32_t)cv_saturate(v[i], LO, HI);                                    \
+            memcpy(dst + i * step, &y, sizeof(T));                                          \
+        }                                                                                   \
+    }
+
+CV_INT_STORE_AVX2(store_u8_f32_x86, uint8_t, 0.0f, 255.0f, {
+    __m256i ab = cv_int16s_avx2(a, b, 0), cd = cv_int16s_avx2(c, d, 0);
+    __m256i bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(ab, cd), 0xd8);
+    _mm256_storeu_si256((__m256i *)(dst + i), bytes);
+})
+CV_INT_STORE_AVX2(store_i8_f32_x86, int8_t, -128.0f, 127.0f, {
+    __m256i ab = cv_int16s_avx2(a, b, 0), cd = cv_int16s_avx2(c, d, 0);
+    __m256i bytes = _mm256_permute4x64_epi64(_mm256_packs_epi16(ab, cd), 0xd8);
+    _mm256_storeu_si256((__m256i *)(dst + i), bytes);
+})
+CV_INT_STORE_AVX2(store_u16_f32_x86, uint16_t, 0.0f, 65535.0f, {
+    _mm256_storeu_si256((__m256i *)(dst + 2 * i), cv_int16s_avx2(a, b, 1));
+    _mm256_storeu_si256((__m256i *)(dst + 2 * i + 32), cv_int16s_avx2(c, d, 1));
+})
+CV_INT_STORE_AVX2(store_i16_f32_x86, int16_t, -32768.0f, 32767.0f, {
+    _mm256_storeu_si256((__m256i *)(dst + 2 * i), cv_int16s_avx2(a, b, 0));
+    _mm256_storeu_si256((__m256i *)(dst + 2 * i + 32), cv_int16s_avx2(c, d, 0));
+})
+
+/* float32 to float16 by F16C: rounded to nearest even as NumPy rounds,
+   overflow to inf, subnormals exact. Only NaNs differ (F16C quiets them,
+   NumPy keeps the payload's top bits): lanes holding one are redone by
+   the portable rule. */
+static __attribute__((target("avx2,f16c"))) void store_f16_f32_x86(char *dst, fb_intp step,
+                                                                   const float *v, fb_intp n) {
+    const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    fb_intp i = 0, k;
+    if (step == 2) {
+        for (; i + 8 <= n; i += 8) {
+            __m256 x = _mm256_loadu_ps(v + i);
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(x), magnitude),
+                                             inf);
+            _mm_storeu_si128((__m128i *)(dst + 2 * i),
+                             _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+            if (!_mm256_testz_si256(nan, nan)) {
+                for (k = i; k < i + 8; k++) {
+                    uint16_t y = cv_f16_from_f32(v[k]);
+                    memcpy(dst + 2 * k, &y, 2);
+                }
+            }
+        }
+    }
+    for (; i < n; i++) {
+        uint16_t y = cv_f16_from_f32(v[i]);
+        memcpy(dst + i * step, &y, 2);
+    }
+}
+#endif
 
 typedef void (*cv_load_f32)(float *v, const char *src, fb_intp n);
 typedef void (*cv_load_f64)(double *v, const char *src, fb_intp n);
@@ -171,6 +262,31 @@ typedef struct {
 #include "convert_passes.h"
 #undef FB_CV_ATTR
 #undef FB_CV_NAME
+
+/* The AVX2 passes, with the stores above: their pairs go by the passes,
+   not the fused loops (whose stores to these types stay scalar). */
+static FbConvertPasses passes_x86;
+static int passes_x86_ready;
+
+static const FbConvertPasses *x86_passes(void) {
+    if (!passes_x86_ready) {
+        /* Every thread writes the same table; a race only repeats it. */
+        FbConvertPasses p = passes_avx2;
+        int s;
+        p.store_f32[FB_NUM_U8] = store_u8_f32_x86;
+        p.store_f32[FB_NUM_I8] = store_i8_f32_x86;
+        p.store_f32[FB_NUM_U16] = store_u16_f32_x86;
+        p.store_f32[FB_NUM_I16] = store_i16_f32_x86;
+        p.store_f32[FB_NUM_F16] = store_f16_f32_x86;
+        for (s = 0; s < FB_NUM_TYPES; s++) {
+            p.fused[FB_NUM_U8][s] = NULL;
+            p.fused[FB_NUM_F16][s] = NULL;
+        }
+        passes_x86 = p;
+        passes_x86_ready = 1;
+    }
+    return &passes_x86;
+}
 #endif
 
 static const fb_intp cv_item_bytes[FB_NUM_TYPES] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
@@ -189,7 +305,7 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
     int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;
 #if FB_X86_SIMD
     if (cv->avx2)
-        passes = &passes_avx2;
+        passes = x86_passes();
 #endif
     if (cv->src == FB_NUM_BF16 && cv->dst == FB_NUM_F16 && cv->scale == FB_AFFINE_NONE
             && cv->offset == FB_AFFINE_NONE) {

@@ -6,7 +6,8 @@ enum {
     FB_CPU_SSSE3 = 2,
     FB_CPU_AVX = 4,
     FB_CPU_AVX512_VBMI = 8,
-    FB_CPU_AVX2 = 16
+    FB_CPU_AVX2 = 16,
+    FB_CPU_F16C = 32
 };
 
 /* 0 until the first question; the probe gives the same bits on every
@@ -23,6 +24,8 @@ static int fb_cpu_probe(void) {
         features |= FB_CPU_AVX;
     if (__builtin_cpu_supports("avx2"))
         features |= FB_CPU_AVX2;
+    if (__builtin_cpu_supports("f16c"))
+        features |= FB_CPU_F16C;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
         && __builtin_cpu_supports("avx512vbmi"))
         features |= FB_CPU_AVX512_VBMI;
@@ -39,4 +42,5 @@ static int fb_cpu_has(int feature) {
 int fb_cpu_has_ssse3(void) { return fb_cpu_has(FB_CPU_SSSE3); }
 int fb_cpu_has_avx(void) { return fb_cpu_has(FB_CPU_AVX); }
 int fb_cpu_has_avx2(void) { return fb_cpu_has(FB_CPU_AVX2); }
+int fb_cpu_has_f16c(void) { return fb_cpu_has(FB_CPU_F16C); }
 int fb_cpu_has_avx512_vbmi(void) { return fb_cpu_has(FB_CPU_AVX512_VBMI); }

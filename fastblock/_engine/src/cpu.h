@@ -12,6 +12,8 @@ FB_INTERNAL int fb_cpu_has_ssse3(void);
 FB_INTERNAL int fb_cpu_has_avx(void);
 /* 32-byte byte shuffles: Tile's packed repeats without VBMI. */
 FB_INTERNAL int fb_cpu_has_avx2(void);
+/* Float16 conversions (vcvtps2ph): the convert stage's AVX2 variants. */
+FB_INTERNAL int fb_cpu_has_f16c(void);
 /* vpermb / vpermt2b with AVX-512 F and BW: 64-byte shuffles and the
    NCHW_VECT_C bs 3 pixel kernel. */
 FB_INTERNAL int fb_cpu_has_avx512_vbmi(void);

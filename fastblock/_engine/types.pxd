@@ -280,6 +280,14 @@ cdef struct TileShape:
     Plan move
     Plan scale_line
     Plan offset_line
+    # Where each plan's bases lie from the tile's first item (source) and
+    # the stage's or line's (build_plan's moves for the stage axes packed
+    # backwards: those the source reads backwards, but the innermost).
+    intp move_shift[2]          # source, stage
+    intp scale_shift[2]
+    intp offset_shift[2]
+    intp stage_origin           # the tile's first item in the stage, bytes
+    intp line_origin            # ... in the lines
     intp extent[MAX_AXES]       # the tile's extent along each axis
     intp run                    # items of a row
     intp run_step               # result bytes between a row's items

@@ -225,3 +225,21 @@ def test_vect_c_moves_then_converts():
     x = raw_values((1, 9, 2, 2, 4), "u1", 2)
     converted(fb.depth_to_space, x, np.float32, 0.5, block_size=3, mode="depth_first",
               data_format="NCHW_VECT_C")
+
+
+@pytest.mark.parametrize("pattern, scale", [
+    ("h w c -> c h w", np.array([0.5, 2.0, -1.0]).reshape(3, 1, 1)),    # one value a row
+    ("h w c -> h w c", np.array([0.5, 2.0, -1.0])),                      # lines
+    ("h w c -> w h c", np.linspace(-1, 1, 40 * 3).reshape(40, 1, 3)),    # lines, every tile its own
+])
+def test_backwards_source_axes(variant, pattern, scale):
+    """Axes the source reads backwards (BGR as img[..., ::-1], a flipped
+    image) are packed backwards in the stage and lines, but the innermost."""
+    base = guarded_copy(raw_values((33, 40, 3), "u1", 8), at_end=True)
+    with _engine.tune(convert_tile_bytes=512, parallel_min_bytes=0):
+        for x in (base[..., ::-1], base[::-1, :, ::-1], base[::-1, ::-1]):
+            for threads in (1, 2):
+                converted(fb.rearrange, x, np.float32, scale, -3.0, threads=threads,
+                          pattern=pattern)
+                converted(fb.rearrange, x, np.uint8, scale * 100, threads=threads,
+                          pattern=pattern)

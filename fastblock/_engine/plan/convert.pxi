@@ -201,36 +201,54 @@ cdef int plan_tile_shapes(ConvertPlan* c) except -1:
 
 
 cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
-    """One tile shape's plans and rows (see the top of this file)."""
+    """One tile shape's plans and rows (see the top of this file). The
+    stage is packed in the result's order; an axis the source reads
+    backwards (BGR as ``img[..., ::-1]``) is packed backwards too, so that
+    the move reads it forwards and keeps its kernel (a lane split), unless
+    it is the stage's innermost (rows are converted forwards)."""
     cdef intp packed[MAX_AXES]
     cdef intp stage_step[MAX_AXES]
     cdef intp line_step[MAX_AXES]
     cdef intp acc = 1
-    cdef int k
-    # The stage, and the lines, packed in the result's order.
+    cdef int k, inner = -1
     for k in range(c.n - 1, -1, -1):
         packed[k] = acc
         acc *= t.extent[k]
+        if inner < 0 and t.extent[k] > 1:
+            inner = k
+    t.stage_origin = 0
+    t.line_origin = 0
     for k in range(c.n):
         stage_step[k] = packed[k] * c.item[SIDE_SRC]
         line_step[k] = packed[k] * c.item[SIDE_SCALE]
-    plan_tile_move(&t.move, c, t, &c.step[SIDE_SRC][0], stage_step, c.item[SIDE_SRC])
+        if c.step[SIDE_SRC][k] < 0 and k != inner and t.extent[k] > 1:
+            t.stage_origin += (t.extent[k] - 1) * stage_step[k]
+            t.line_origin += (t.extent[k] - 1) * line_step[k]
+            stage_step[k] = -stage_step[k]
+            line_step[k] = -line_step[k]
+    plan_tile_move(&t.move, t.move_shift, c, t, &c.step[SIDE_SRC][0], stage_step,
+                   c.item[SIDE_SRC])
     if c.cv.scale == FB_AFFINE_LINE:
-        plan_tile_move(&t.scale_line, c, t, &c.step[SIDE_SCALE][0], line_step, c.item[SIDE_SCALE])
+        plan_tile_move(&t.scale_line, t.scale_shift, c, t, &c.step[SIDE_SCALE][0], line_step,
+                       c.item[SIDE_SCALE])
     if c.cv.offset == FB_AFFINE_LINE:
-        plan_tile_move(&t.offset_line, c, t, &c.step[SIDE_OFFSET][0], line_step,
+        plan_tile_move(&t.offset_line, t.offset_shift, c, t, &c.step[SIDE_OFFSET][0], line_step,
                        c.item[SIDE_OFFSET])
     plan_tile_rows(c, t, stage_step, line_step)
     return 0
 
 
-cdef int plan_tile_move(Plan* p, const ConvertPlan* c, const TileShape* t, const intp* from_steps,
-                        const intp* to_steps, intp item) except -1:
-    """A Plan of the tile from ``from_steps`` into a packed buffer (steps
-    all positive: build_plan moves neither base)."""
-    cdef char* src = NULL
-    cdef char* dst = NULL
+cdef int plan_tile_move(Plan* p, intp* shift, const ConvertPlan* c, const TileShape* t,
+                        const intp* from_steps, const intp* to_steps, intp item) except -1:
+    """A Plan of the tile from ``from_steps`` into a packed buffer;
+    ``shift``: how far build_plan moved its source and buffer bases (for
+    the buffer's axes packed backwards)."""
+    cdef char origin = 0
+    cdef char* src = &origin
+    cdef char* dst = &origin
     build_plan(p, c.n, t.extent, from_steps, to_steps, item, 1, &src, &dst)
+    shift[0] = src - &origin
+    shift[1] = dst - &origin
     p.src_offsets = &NO_OFFSET
     p.dst_offsets = &NO_OFFSET
     return 0
@@ -239,26 +257,22 @@ cdef int plan_tile_move(Plan* p, const ConvertPlan* c, const TileShape* t, const
 cdef void plan_tile_rows(ConvertPlan* c, TileShape* t, const intp* stage_step,
                          const intp* line_step) noexcept nogil:
     """The tile's rows out of the stage: its axes of extent > 1 in the
-    result's order, merged where the result (and a scale or offset of one
-    value a row) continues them; the innermost is the run."""
+    result's order, merged where every side continues them; the innermost
+    is the run."""
     cdef intp ext[MAX_AXES]
     cdef intp st[CONVERT_SIDES][MAX_AXES]
     cdef int k, s, m = -1
-    cdef int mode[CONVERT_SIDES]
     cdef bint joins
-    mode[SIDE_SRC] = FB_AFFINE_LINE       # the stage: packed
-    mode[SIDE_DST] = FB_AFFINE_VALUE      # the result: must continue
-    mode[SIDE_SCALE] = c.cv.scale
-    mode[SIDE_OFFSET] = c.cv.offset
     for k in range(c.n):
         if t.extent[k] == 1:
             continue
         if m >= 0:
+            # Every side must continue: the stage and lines too (an axis
+            # packed backwards does not).
             joins = True
             for s in range(CONVERT_SIDES):
-                if mode[s] == FB_AFFINE_VALUE:
-                    joins = joins and st[s][m] == side_step_of(c, s, k, stage_step,
-                                                               line_step) * t.extent[k]
+                joins = joins and st[s][m] == side_step_of(c, s, k, stage_step,
+                                                           line_step) * t.extent[k]
             if joins:
                 ext[m] *= t.extent[k]
                 for s in range(CONVERT_SIDES):

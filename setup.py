@@ -259,7 +259,7 @@ def extensions():
     front_doors = [
         Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2", *NO_DEBUG_INFO])
         for name in ("_api", "_validate", "_strided_copy", "_layouts", "_execute", "_threads", "_interop",
-                     "_rearrange", "_permute")
+                     "_rearrange", "_permute", "_convert", "_collate")
     ]
     # What the front doors read from the array structs: memory facts for the
     # out= checks, and every front door's repeated call run from a cache (the

@@ -22,9 +22,11 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from . import _engine
-from ._memory import stand_in
+from . import _engine, _fastpath
+from ._memory import out_is_clear, stand_in
 from ._strided_copy import StridedCopy
+from ._threads import resolve_num_threads
+from ._validate import check_out, check_result_size
 
 # The engine's numeric type codes (src/convert.h: FB_NUM_*), by dtype.
 _CODES = {np.dtype(np.bool_): 0, np.dtype(np.uint8): 1, np.dtype(np.int8): 2,
@@ -115,7 +117,15 @@ def _affine_values(value, name: str, compute, result_shape: tuple) -> Optional[n
     if lead < 0 or any(n != 1 and n != result_shape[lead + k] for k, n in enumerate(values.shape)):
         raise ValueError(f"fastblock: {name} of shape {values.shape} does not broadcast to the "
                          f"result's shape {tuple(result_shape)}")
-    return values.astype(compute)
+    return compute_values(values, compute)
+
+
+def compute_values(values, compute) -> np.ndarray:
+    """A scale's or offset's values in the compute type, C-contiguous (so
+    their layout follows from their shape: the programs fast_call keeps
+    read them by it)."""
+    values = np.asarray(values, dtype=compute)
+    return values if values.flags.c_contiguous else values.copy()
 
 
 def broadcast_strides(values: np.ndarray, shape: tuple) -> tuple:
@@ -133,30 +143,40 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
     ``shifts``: (source, result) byte shifts, one run each (the samples of
     a batch, which share ``x``'s strides; collate); scale and offset are
     read the same for each."""
-    shape = result.shape
-    sides = [conversion.scale, conversion.offset]
-    side_strides = [None if v is None else broadcast_strides(v, shape) for v in sides]
-    strided = copies(x, stand_in(x.dtype, shape, result.strides))
-    if strided is None:
+    program = converting_copies(x, result, copies, conversion, shifts)
+    if program is None:
         # NCHW_VECT_C copies that no axes describe: the move first, then the
         # conversion over the result's own axes.
         if shifts != ((0, 0),):
             raise AssertionError("fastblock: a batch of copies that no axes describe")
-        moved = np.empty(shape, x.dtype)
+        moved = np.empty(result.shape, x.dtype)
         copy(x, moved, n_threads)
-        x, strided = moved, [StridedCopy(shape, moved.strides, result.strides)]
-        side_copies = [None if v is None else [StridedCopy(shape, moved.strides, v)]
-                       for v in side_strides]
-    else:
-        side_copies = [None if v is None else copies(x, stand_in(x.dtype, shape, v))
-                       for v in side_strides]
-    zero = None
+        x = moved
+        program = converting_copies(x, result, _identity_copies, conversion)
+    run_program(program, x, result, conversion, n_threads)
+
+
+def _identity_copies(src: np.ndarray, dst: np.ndarray) -> list:
+    """The copy of ``src`` onto ``dst``'s strides, item for item."""
+    return [StridedCopy(src.shape, src.strides, dst.strides)]
+
+
+def converting_copies(x: np.ndarray, result: np.ndarray, copies, conversion: Conversion,
+                      shifts=((0, 0),)) -> Optional[list]:
+    """The operator's copies as the convert stage runs them: for each, its
+    zero_source flag, extents, four sides' steps and parts' four offsets
+    (see run_converted); None where no axes describe them. Depends on the
+    geometry alone: a program for every later call of the same one."""
+    shape = result.shape
+    sides = [conversion.scale, conversion.offset]
+    strided = copies(x, stand_in(x.dtype, shape, result.strides))
+    if strided is None:
+        return None
+    side_copies = [None if v is None else copies(x, stand_in(x.dtype, shape,
+                                                             broadcast_strides(v, shape)))
+                   for v in sides]
+    program = []
     for i, part in enumerate(strided):
-        source = x
-        if part.zero_source:
-            if zero is None:
-                zero = np.zeros(1, x.dtype)
-            source = zero
         steps = [part.src_strides, part.dst_strides]
         offsets = [[src_off + (0 if part.zero_source else src_shift), dst_off + dst_shift]
                    for src_shift, dst_shift in shifts for src_off, dst_off in part.parts]
@@ -172,6 +192,124 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
                 steps.append(mine.dst_strides)
                 for at, (_, side_off) in zip(offsets, mine.parts * len(shifts)):
                     at.append(side_off)
+        program.append((part.zero_source, part.extents, steps, offsets))
+    return program
+
+
+def run_program(program: list, x: np.ndarray, result: np.ndarray, conversion: Conversion,
+                n_threads: int) -> None:
+    """Run converting_copies' ``program`` from ``x`` into ``result``."""
+    zero = None
+    for zero_source, extents, steps, offsets in program:
+        source = x
+        if zero_source:
+            if zero is None:
+                zero = np.zeros(1, x.dtype)
+            source = zero
         _engine.convert_copy(source, result, conversion.src_code, conversion.dst_code,
-                             part.extents, steps, offsets, conversion.scale, conversion.offset,
+                             extents, steps, offsets, conversion.scale, conversion.offset,
                              n_threads)
+
+
+# The cache of converting calls (fast_call): key -> (result shape, Conversion
+# without its values, program); at most _CACHE_MAX, the oldest dropped.
+_CACHE: dict = {}
+_CACHE_MAX = 256
+
+
+def fast_call(op: int, args: tuple, x, out, num_threads, convert: Convert, prepare):
+    """A converting call run from the cache of prepared ones (keyed by the
+    operator, its arguments, the input's, ``out``'s, the scale's and the
+    offset's geometry and the dtypes), the first call of a key prepared by
+    the operator's and the conversion's own checks; None where the call
+    needs the general path (other libraries' arrays, reference dtypes,
+    arguments that are not keys, empty results, copies no axes describe),
+    and while the front doors' fast path is off (``_fastpath.enabled``)."""
+    if not _fastpath.is_on() or type(x) is not np.ndarray or (
+            out is not None and type(out) is not np.ndarray):
+        return None
+    key_args = _key_of(args)
+    scale_key, offset_key = _values_key(convert.scale), _values_key(convert.offset)
+    if key_args is None or scale_key is False or offset_key is False or x.dtype.hasobject:
+        return None
+    try:
+        key = (op, key_args, x.shape, x.strides, x.dtype, convert.dtype, scale_key, offset_key,
+               None if out is None else (out.shape, out.strides, out.dtype))
+        entry = _CACHE.get(key)
+    except TypeError:           # a dtype= that is not hashable
+        return None
+    n_threads = resolve_num_threads(num_threads)
+    if entry is None:
+        call = prepare(x, *args)
+        conversion = check_conversion(x.dtype, call.result_shape, convert)
+        if 0 in call.result_shape or is_plain_move(x.dtype, convert):
+            return None
+        if out is not None:
+            check_out(out, call.result_shape, conversion.dtype, x)
+        else:
+            check_result_size(call.result_shape, conversion.dtype)
+        sample = out if out is not None else stand_in(conversion.dtype, call.result_shape,
+                                                      _c_strides(call.result_shape,
+                                                                 conversion.dtype.itemsize))
+        program = converting_copies(x, sample, call.copies, conversion)
+        if program is None:
+            return None
+        if len(_CACHE) >= _CACHE_MAX:
+            try:
+                del _CACHE[next(iter(_CACHE))]
+            except (KeyError, RuntimeError, StopIteration):    # another thread's eviction
+                pass
+        entry = _CACHE[key] = (tuple(call.result_shape), conversion._replace(scale=None, offset=None),
+                               program)
+    shape, conversion, program = entry
+    if out is None:
+        out = np.empty(shape, conversion.dtype)
+    elif not out_is_clear(out, x):
+        check_out(out, shape, conversion.dtype, x)
+    compute = np.float64 if _engine.compute_type(conversion.src_code, conversion.dst_code,
+                                                 True) == _FLOAT64 else np.float32
+    conversion = conversion._replace(
+        scale=None if convert.scale is None else compute_values(convert.scale, compute),
+        offset=None if convert.offset is None else compute_values(convert.offset, compute))
+    run_program(program, x, out, conversion, n_threads)
+    return out
+
+
+def _c_strides(shape, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _key_of(args: tuple):
+    """``args`` as a hashable key (lists as tuples, a dict as its sorted
+    items), or None where an argument is of another kind."""
+    key = []
+    for value in args:
+        kind = type(value)
+        if kind is int or kind is str or value is None:
+            key.append(value)
+        elif kind is tuple or kind is list:
+            if not all(type(v) is int for v in value):
+                return None
+            key.append((kind is list, tuple(value)))
+        elif kind is dict:
+            key.append(tuple(sorted(value.items())))
+        else:
+            return None
+    return tuple(key)
+
+
+def _values_key(value):
+    """A scale's or offset's key: None (not given), its type (a Python
+    number), the geometry of an array; False where it is neither."""
+    if value is None:
+        return None
+    kind = type(value)
+    if kind is float or kind is int or isinstance(value, np.generic):
+        return kind
+    if kind is np.ndarray:
+        return (value.shape, value.strides, value.dtype)
+    return False

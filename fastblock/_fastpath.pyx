@@ -450,6 +450,13 @@ class enabled:
         return False
 
 
+def is_on():
+    """Whether front-door calls may take this path now (``enabled``'s
+    answer, cheaply: the converting calls' cache, _convert.fast_call, asks
+    on every call)."""
+    return bool(FB_SHARED_LOAD(&on))
+
+
 def clear():
     """Forget every stored call."""
     cdef int k

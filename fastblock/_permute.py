@@ -39,7 +39,7 @@ from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import (BATCH_TO_SPACE, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, SPACE_TO_BATCH,
                         TRANSPOSE)
-from ._convert import converting
+from ._convert import converting, fast_call as _convert_call
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._layouts import CHANNELS_FIRST, CHANNELS_LAST, depth_to_space_shape, space_to_depth_shape
@@ -169,8 +169,11 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     convert = converting(dtype, scale, offset)
     if convert is None:
         result = _fast_call(TRANSPOSE, (axes,), x, out, num_threads, _prepare_transpose)
-        if result is not None:
-            return result
+    else:
+        result = _convert_call(TRANSPOSE, (axes,), x, out, num_threads, convert,
+                               _prepare_transpose)
+    if result is not None:
+        return result
     return _transpose_general(x, axes, out=out, num_threads=num_threads, convert=convert)
 
 
@@ -267,8 +270,11 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     if convert is None:
         result = _fast_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
                             _prepare_pixel_shuffle)
-        if result is not None:
-            return result
+    else:
+        result = _convert_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
+                               convert, _prepare_pixel_shuffle)
+    if result is not None:
+        return result
     return _pixel_general(x, upscale_factor, data_format, False, out=out, num_threads=num_threads,
                           convert=convert)
 
@@ -341,8 +347,11 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
     if convert is None:
         result = _fast_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out, num_threads,
                             _prepare_pixel_unshuffle)
-        if result is not None:
-            return result
+    else:
+        result = _convert_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out,
+                               num_threads, convert, _prepare_pixel_unshuffle)
+    if result is not None:
+        return result
     return _pixel_general(x, downscale_factor, data_format, True, out=out, num_threads=num_threads,
                           convert=convert)
 
@@ -576,8 +585,11 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     if convert is None:
         result = _fast_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
                             num_threads, _prepare_space_to_batch)
-        if result is not None:
-            return result
+    else:
+        result = _convert_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
+                               num_threads, convert, _prepare_space_to_batch)
+    if result is not None:
+        return result
     return _batch_general(x, block_shape, pads_begin, pads_end, True, out=out,
                           num_threads=num_threads, convert=convert)
 
@@ -670,8 +682,11 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
     if convert is None:
         result = _fast_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
                             num_threads, _prepare_batch_to_space)
-        if result is not None:
-            return result
+    else:
+        result = _convert_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
+                               num_threads, convert, _prepare_batch_to_space)
+    if result is not None:
+        return result
     return _batch_general(x, block_shape, crops_begin, crops_end, False, out=out,
                           num_threads=num_threads, convert=convert)
 

@@ -33,7 +33,7 @@ from ._strided_copy import StridedCopy, Prepared
 from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import REARRANGE, REPEAT
-from ._convert import converting
+from ._convert import converting, fast_call as _convert_call
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._validate import check_integer, check_shape_fits
@@ -451,10 +451,13 @@ def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     """
     convert = converting(dtype, scale, offset)
     if convert is None:
-        result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,),
-                            x, out, num_threads, _prepare_rearrange)
-        if result is not None:
-            return result
+        result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
+                            out, num_threads, _prepare_rearrange)
+    else:
+        result = _convert_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,),
+                               x, out, num_threads, convert, _prepare_rearrange)
+    if result is not None:
+        return result
     return _general(x, "rearrange", pattern, out=out, num_threads=num_threads, convert=convert,
                     **axes_lengths)
 
@@ -502,7 +505,10 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     if convert is None:
         result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
                             out, num_threads, _prepare_repeat)
-        if result is not None:
-            return result
+    else:
+        result = _convert_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
+                               out, num_threads, convert, _prepare_repeat)
+    if result is not None:
+        return result
     return _general(x, "repeat", pattern, out=out, num_threads=num_threads, convert=convert,
                     **axes_lengths)

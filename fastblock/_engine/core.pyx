@@ -230,6 +230,7 @@ def convert_copy(cnp.ndarray src not None, cnp.ndarray dst not None, int src_typ
     base[SIDE_SCALE] = <const char*>cnp.PyArray_DATA(scale) if scale is not None else NULL
     base[SIDE_OFFSET] = <const char*>cnp.PyArray_DATA(offset) if offset is not None else NULL
     plan.shapes = NULL
+    plan.n_shapes = 0
     enter_copy()
     try:
         if n_parts < 1 or not fill_convert_plan(&plan, src.itemsize, dst.itemsize, src_type,
@@ -294,6 +295,7 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
     cdef int k, i
     cdef TileShape* t
     plan.shapes = NULL
+    plan.n_shapes = 0
     enter_copy()
     try:
         if not fill_convert_plan(&plan, src_item, dst_item, src_type, dst_type, extents, steps,
@@ -304,7 +306,7 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
         for i in range(1 << plan.n_cuts):
             t = &plan.shapes[i]
             shapes.append({"extent": tuple([t.extent[k] for k in range(plan.n)]), "run": t.run,
-                           "rows": t.n_rows, "move": kernel_summary(&t.move)})
+                           "rows": t.n_rows, "move": kernel_summary(t.move)})
         return {"extents": tuple([plan.extent[k] for k in range(plan.n)]),
                 "box": tuple([plan.box[k] for k in range(plan.n)]),
                 "cuts": tuple([plan.cut[k] for k in range(plan.n_cuts)]),

@@ -277,9 +277,11 @@ cdef struct TileShape:
     # stage (packed, in the result's axis order), how the scale's and the
     # offset's values for it go into lines packed the same way (where they
     # vary along its rows), and its rows out of the stage into the result.
-    Plan move
-    Plan scale_line
-    Plan offset_line
+    # (Plans on the heap, the lines' only where the tile gathers them: a
+    # Plan is about 60 KB.)
+    Plan* move
+    Plan* scale_line
+    Plan* offset_line
     # Where each plan's bases lie from the tile's first item (source) and
     # the stage's or line's (build_plan's moves for the stage axes packed
     # backwards: those the source reads backwards, but the innermost).
@@ -312,3 +314,4 @@ cdef struct ConvertPlan:
     intp n_tiles                # tiles of one part
     intp tile_items             # items of a whole tile
     TileShape* shapes           # 1 << n_cuts of them (heap)
+    int n_shapes

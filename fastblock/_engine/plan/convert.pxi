@@ -22,7 +22,7 @@
 # last), each tile's values are first moved into lines packed as the stage
 # (the same engine, from a source of steps 0 and 4); else one value a row.
 
-from libc.stdlib cimport malloc
+from libc.stdlib cimport free, malloc
 
 from fastblock._engine.types cimport (CONVERT_SIDES, CUTS_MAX, ConvertPlan, MAX_AXES, Plan,
                                       SIDE_DST, SIDE_OFFSET, SIDE_SCALE, SIDE_SRC, TileShape,
@@ -188,7 +188,10 @@ cdef int plan_tile_shapes(ConvertPlan* c) except -1:
     c.shapes = <TileShape*>malloc((1 << c.n_cuts) * sizeof(TileShape))
     if c.shapes == NULL:
         raise MemoryError()
-    for shape in range(1 << c.n_cuts):
+    c.n_shapes = 1 << c.n_cuts
+    for shape in range(c.n_shapes):
+        c.shapes[shape].move = c.shapes[shape].scale_line = c.shapes[shape].offset_line = NULL
+    for shape in range(c.n_shapes):
         t = &c.shapes[shape]
         for k in range(c.n):
             t.extent[k] = c.box[k]
@@ -226,32 +229,39 @@ cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
             t.line_origin += (t.extent[k] - 1) * line_step[k]
             stage_step[k] = -stage_step[k]
             line_step[k] = -line_step[k]
-    plan_tile_move(&t.move, t.move_shift, c, t, &c.step[SIDE_SRC][0], stage_step,
+    t.move = plan_tile_move(t.move_shift, c, t, &c.step[SIDE_SRC][0], stage_step,
                    c.item[SIDE_SRC])
     if c.cv.scale == FB_AFFINE_LINE:
-        plan_tile_move(&t.scale_line, t.scale_shift, c, t, &c.step[SIDE_SCALE][0], line_step,
+        t.scale_line = plan_tile_move(t.scale_shift, c, t, &c.step[SIDE_SCALE][0], line_step,
                        c.item[SIDE_SCALE])
     if c.cv.offset == FB_AFFINE_LINE:
-        plan_tile_move(&t.offset_line, t.offset_shift, c, t, &c.step[SIDE_OFFSET][0], line_step,
+        t.offset_line = plan_tile_move(t.offset_shift, c, t, &c.step[SIDE_OFFSET][0], line_step,
                        c.item[SIDE_OFFSET])
     plan_tile_rows(c, t, stage_step, line_step)
     return 0
 
 
-cdef int plan_tile_move(Plan* p, intp* shift, const ConvertPlan* c, const TileShape* t,
-                        const intp* from_steps, const intp* to_steps, intp item) except -1:
-    """A Plan of the tile from ``from_steps`` into a packed buffer;
+cdef Plan* plan_tile_move(intp* shift, const ConvertPlan* c, const TileShape* t,
+                          const intp* from_steps, const intp* to_steps, intp item) except NULL:
+    """A new Plan of the tile from ``from_steps`` into a packed buffer;
     ``shift``: how far build_plan moved its source and buffer bases (for
     the buffer's axes packed backwards)."""
     cdef char origin = 0
     cdef char* src = &origin
     cdef char* dst = &origin
-    build_plan(p, c.n, t.extent, from_steps, to_steps, item, 1, &src, &dst)
+    cdef Plan* p = <Plan*>malloc(sizeof(Plan))
+    if p == NULL:
+        raise MemoryError()
+    try:
+        build_plan(p, c.n, t.extent, from_steps, to_steps, item, 1, &src, &dst)
+    except BaseException:
+        free(p)
+        raise
     shift[0] = src - &origin
     shift[1] = dst - &origin
     p.src_offsets = &NO_OFFSET
     p.dst_offsets = &NO_OFFSET
-    return 0
+    return p
 
 
 cdef void plan_tile_rows(ConvertPlan* c, TileShape* t, const intp* stage_step,
@@ -325,5 +335,11 @@ cdef int affine_mode(const ConvertPlan* c, int side, bint given) noexcept nogil:
 
 
 cdef void free_convert_plan(ConvertPlan* c) noexcept nogil:
+    cdef int i
+    if c.shapes != NULL:
+        for i in range(c.n_shapes):
+            free(c.shapes[i].move)
+            free(c.shapes[i].scale_line)
+            free(c.shapes[i].offset_line)
     free(c.shapes)
     c.shapes = NULL

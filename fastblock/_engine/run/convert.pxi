@@ -59,16 +59,16 @@ cdef void run_convert_unit(const void* job_, intp unit, int faults, int thread) 
             if c.cut[j] == k and idx == c.tiles[k] - 1:
                 shape |= 1 << j
     t = &c.shapes[shape]
-    run_range(&t.move, stage + t.stage_origin + t.move_shift[1], at[SIDE_SRC] + t.move_shift[0],
+    run_range(t.move, stage + t.stage_origin + t.move_shift[1], at[SIDE_SRC] + t.move_shift[0],
               0, t.move.n_iter)
     if c.cv.scale == FB_AFFINE_LINE or c.cv.offset == FB_AFFINE_LINE:
         if lines.shape != shape or lines.scale_from != at[SIDE_SCALE] \
                 or lines.offset_from != at[SIDE_OFFSET]:
             if c.cv.scale == FB_AFFINE_LINE:
-                run_range(&t.scale_line, scale_line + t.line_origin + t.scale_shift[1],
+                run_range(t.scale_line, scale_line + t.line_origin + t.scale_shift[1],
                           at[SIDE_SCALE] + t.scale_shift[0], 0, t.scale_line.n_iter)
             if c.cv.offset == FB_AFFINE_LINE:
-                run_range(&t.offset_line, offset_line + t.line_origin + t.offset_shift[1],
+                run_range(t.offset_line, offset_line + t.line_origin + t.offset_shift[1],
                           at[SIDE_OFFSET] + t.offset_shift[0], 0, t.offset_line.n_iter)
             lines.shape = shape
             lines.scale_from = at[SIDE_SCALE]

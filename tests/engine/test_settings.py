@@ -84,6 +84,14 @@ _TOUCHED_TWO = _transpose((512, 512, 4), (2, 0, 1), num_threads=2)
 GATHER_MAX = _engine.thresholds()["gather_max_items"]
 
 
+def _convert_hwc(edge):
+    """describe_convert() of uint8 HWC to float32 CHW with a scale per channel."""
+    x = np.zeros((edge, edge, 3), np.uint8)
+    out = np.zeros((3, edge, edge), np.float32)
+    steps = ((x.strides[2], x.strides[0], x.strides[1]), out.strides, (4, 0, 0), (0, 0, 0))
+    return lambda: _engine.describe_convert(out.shape, steps, 1, 4, 1, 11, True, False)
+
+
 class Case(NamedTuple):
     read: Callable[[], object]          # the plan, path or schedule, as read now
     settings: dict                      # the change, from the defaults
@@ -169,6 +177,10 @@ CASES = {
                           "vect_c_pixels"),
     "vect_c_rows_min_bytes": Case(_vect_c(5, False), {"vect_c_rows_min_bytes": 0},
                                   _is("planes", "rows")),
+    "convert_avx2": Case(_convert_hwc(64), {"convert_avx2": False}, _moves("avx2", True, False),
+                         "convert_avx2"),
+    "convert_tile_bytes": Case(_convert_hwc(64), {"convert_tile_bytes": 3 * 64 * 4},
+                               _moves("tile_items", 3 * 1024, 3 * 64)),
 }
 
 

@@ -6,6 +6,8 @@
     python asv_bench/report.py --patterns     # fb.rearrange / fb.repeat against einops
     python asv_bench/report.py --pipeline     # worker processes, and beside a busy core; a plot
     python asv_bench/report.py --sizes        # every front door against NumPy, 64 B to 64 MiB, plot
+    python asv_bench/report.py --preprocess   # move + dtype + scale/offset in one pass, against
+                                              # NumPy, OpenCV, PyTorch; a plot (--plot, --quick)
     python asv_bench/report.py --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
@@ -23,7 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # speed/ beside this file, when imported rather than run
     sys.path.insert(0, HERE)
 
-REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes")
+REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes", "preprocess")
+# The reports that take the parsed options (their own, and --plot/--quick).
+WITH_OPTIONS = ("pipeline", "preprocess")
 
 
 def main(argv=None) -> int:
@@ -33,6 +37,7 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{name}", action="store_true", help=f"the {name} report")
     parser.add_argument("--all", action="store_true", help="every report, in the order above")
     importlib.import_module("speed.pipeline").add_arguments(parser)
+    importlib.import_module("speed.preprocess").add_arguments(parser)
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
@@ -45,7 +50,7 @@ def main(argv=None) -> int:
     for name in chosen:
         print()
         report = importlib.import_module(f"speed.{name}").report
-        if name == "pipeline":  # the one report with options of its own
+        if name in WITH_OPTIONS:
             report(args)
         else:
             report()

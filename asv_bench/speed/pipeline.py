@@ -78,6 +78,17 @@ VARIANTS = (FASTBLOCK, ONE_THREAD, NUMPY, TORCH)
 # The reference row of each size: np.copyto of the input's bytes.
 COPY = "copy"
 
+# the ImageNet case. Not one of OPERATORS (the default cases,
+# each an operator alone): the layout move of ``transpose`` into float32 with
+# ImageNet's mean and std per channel, in one pass (``fb.transpose(x, axes,
+# dtype=np.float32, scale=1 / (255 * std), offset=-mean / std)``); on the
+# ``nhwc`` sample it is the 224x224 uint8 HWC -> float32 CHW model input.
+# ``--ops imagenet --samples nhwc`` runs it; bench_pipeline.py does.
+IMAGENET = "imagenet"
+CONVERTING = (IMAGENET,)
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
 # Operators whose input is the result of another one on the space-side array.
 INPUT_FROM = {"depth_to_space": "space_to_depth", "pixel_shuffle": "pixel_unshuffle",
               "batch_to_space": "space_to_batch"}
@@ -195,6 +206,15 @@ def make_input(operator: str, size: Size) -> np.ndarray:
     return x
 
 
+def imagenet_scale_offset(size: Size) -> Tuple[np.ndarray, np.ndarray]:
+    """Issue 50: (scale, offset) of the IMAGENET case, float64, per channel of
+    the moved result: shape (3, 1, 1) for NCHW (the ``nhwc`` sample), (3,) for NHWC."""
+    shape = (3,) if not size.channels_last else (3, 1, 1)
+    mean = np.asarray(IMAGENET_MEAN).reshape(shape)
+    std = np.asarray(IMAGENET_STD).reshape(shape)
+    return 1.0 / (255.0 * std), -mean / std
+
+
 def fastblock_call(operator: str, size: Size, x: np.ndarray, **options) -> Callable[[], object]:
     """``operator``'s fastblock front door on ``x`` (``options``: num_threads)."""
     import fastblock as fb
@@ -208,6 +228,7 @@ def fastblock_call(operator: str, size: Size, x: np.ndarray, **options) -> Calla
         patchify = "b c (h p1) (w p2) -> b (h w) (p1 p2 c)"
         upsample = "b c h w -> b c (h 2) (w 2)"
     axes = view_chain("transpose", size)[1]
+    scale, offset = imagenet_scale_offset(size)
     calls = {
         "space_to_depth": lambda: fb.space_to_depth(x, BLOCK, data_format=data_format, **options),
         "depth_to_space": lambda: fb.depth_to_space(x, BLOCK, data_format=data_format, **options),
@@ -219,6 +240,8 @@ def fastblock_call(operator: str, size: Size, x: np.ndarray, **options) -> Calla
         "repeat": lambda: fb.repeat(x, upsample, **options),
         "space_to_batch": lambda: fb.space_to_batch(x, blocks, zeros, zeros, **options),
         "batch_to_space": lambda: fb.batch_to_space(x, blocks, zeros, zeros, **options),
+        IMAGENET: lambda: fb.transpose(x, axes, dtype=np.float32, scale=scale, offset=offset,
+                                       **options),
     }
     return calls[operator]
 
@@ -226,6 +249,16 @@ def fastblock_call(operator: str, size: Size, x: np.ndarray, **options) -> Calla
 def numpy_call(operator: str, size: Size, x: np.ndarray) -> Callable[[], object]:
     """NumPy's own way: a view chain and one copy, ``np.tile``, ``np.repeat``."""
     h_axis, w_axis = _spatial_axes(size)
+    if operator == IMAGENET:  # NumPy's chain, astype (order C), *=, +=
+        axes = view_chain("transpose", size)[1]
+        scale, offset = (v.astype(np.float32) for v in imagenet_scale_offset(size))
+
+        def chain():
+            v = x.transpose(axes).astype(np.float32, order="C")
+            v *= scale
+            v += offset
+            return v
+        return chain
     if operator == "tile":
         repeats = _tile_repeats(size)
         return lambda: np.tile(x, repeats)
@@ -242,6 +275,12 @@ def torch_call(operator: str, size: Size, x: np.ndarray, torch) -> Callable[[], 
     t = torch.from_numpy(x)
     functional = torch.nn.functional
     h_axis, w_axis = _spatial_axes(size)
+    if operator == IMAGENET:  # a multiply and an add, as the contract's
+        axes = view_chain("transpose", size)[1]
+        scale, offset = (torch.from_numpy(np.asarray(v, np.float32))
+                         for v in imagenet_scale_offset(size))
+        return lambda: (t.permute(axes).to(torch.float32, memory_format=torch.contiguous_format)
+                        .mul_(scale).add_(offset))
     if operator == "pixel_shuffle" and not size.channels_last:
         return lambda: functional.pixel_shuffle(t, BLOCK)
     if operator == "pixel_unshuffle" and not size.channels_last:
@@ -742,7 +781,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="each case's variants in turn this many times, medians "
                             "(default 3; --quick 1)")
     group.add_argument("--ops", default=None,
-                       help=f"comma-separated subset of {', '.join(OPERATORS)}")
+                       help=f"comma-separated subset of {', '.join(OPERATORS)}; or "
+                            f"{', '.join(CONVERTING)} (issue 50, not by default)")
     group.add_argument("--samples", default=None,
                        help=f"per-sample inputs, a comma-separated subset of {', '.join(SIZE_BY_NAME)} "
                             "(--quick: 224,nhwc)")
@@ -773,7 +813,7 @@ def _subset(text: Optional[str], allowed: Sequence[str], what: str) -> Optional[
 def config_from(args) -> Config:
     quick = getattr(args, "quick", False)
     sizes = _subset(getattr(args, "samples", None), list(SIZE_BY_NAME), "sample size")
-    operators = _subset(getattr(args, "ops", None), OPERATORS, "operator")
+    operators = _subset(getattr(args, "ops", None), OPERATORS + CONVERTING, "operator")
     variants = _subset(getattr(args, "variants", None), VARIANTS, "variant")
     seconds, warmup = getattr(args, "seconds", None), getattr(args, "warmup", None)
     return Config(operators=operators or OPERATORS, variants=variants or VARIANTS,

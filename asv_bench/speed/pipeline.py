@@ -782,7 +782,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "(default 3; --quick 1)")
     group.add_argument("--ops", default=None,
                        help=f"comma-separated subset of {', '.join(OPERATORS)}; or "
-                            f"{', '.join(CONVERTING)} (issue 50, not by default)")
+                            f"{', '.join(CONVERTING)} (not by default)")
     group.add_argument("--samples", default=None,
                        help=f"per-sample inputs, a comma-separated subset of {', '.join(SIZE_BY_NAME)} "
                             "(--quick: 224,nhwc)")

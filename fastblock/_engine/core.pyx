@@ -19,7 +19,7 @@ from libc.stdlib cimport calloc, free, malloc
 from fastblock._engine.types cimport (CONVERT_SIDES, ConvertPlan, SIDE_DST, SIDE_OFFSET,
                                       SIDE_SCALE, SIDE_SRC, TileShape)
 from fastblock._engine.kernels_c cimport (FB_AFFINE_LINE, FB_AFFINE_NONE, FB_AFFINE_VALUE, FB_NUM_F64,
-                                          FB_NUM_TYPES, fb_convert_compute)
+                                          FB_NUM_TYPES, fb_convert_compute, fb_convert_init)
 from fastblock._engine.types cimport (BLOCK_REPEATS, GATHER_MAX, KERNEL_BLOCK, KERNEL_GATHER,
                                       KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX, LANE_GROUP,
                                       MAX_INPUT_AXES, Plan, SHUFFLE_BYTES, ShuffleProgram,
@@ -306,7 +306,8 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
         for i in range(1 << plan.n_cuts):
             t = &plan.shapes[i]
             shapes.append({"extent": tuple([t.extent[k] for k in range(plan.n)]), "run": t.run,
-                           "rows": t.n_rows, "move": kernel_summary(t.move)})
+                           "rows": t.n_rows, "lanes_direct": t.lanes,
+                           "move": None if t.lanes else kernel_summary(t.move)})
         return {"extents": tuple([plan.extent[k] for k in range(plan.n)]),
                 "box": tuple([plan.box[k] for k in range(plan.n)]),
                 "cuts": tuple([plan.cut[k] for k in range(plan.n_cuts)]),
@@ -523,3 +524,4 @@ LIMITS = {
 
 
 tune(**default_tuning())
+fb_convert_init()

@@ -291,6 +291,11 @@ cdef struct TileShape:
     intp stage_origin           # the tile's first item in the stage, bytes
     intp line_origin            # ... in the lines
     intp extent[MAX_AXES]       # the tile's extent along each axis
+    # A tile of packed uint8 pixels split into planes, converted in one
+    # pass (fb_convert_lanes): its lanes (0: by the stage), the planes'
+    # result step, and the scale's and offset's steps a plane.
+    int lanes
+    intp plane_step, lane_scale_step, lane_offset_step
     intp run                    # items of a row
     intp run_step               # result bytes between a row's items
     int n_rows                  # axes of the row loop, outermost first

@@ -28,7 +28,7 @@ from fastblock._engine.types cimport (CONVERT_SIDES, CUTS_MAX, ConvertPlan, MAX_
                                       SIDE_DST, SIDE_OFFSET, SIDE_SCALE, SIDE_SRC, TileShape,
                                       intp)
 from fastblock._engine.kernels_c cimport (FB_AFFINE_LINE, FB_AFFINE_NONE, FB_AFFINE_VALUE,
-                                          fb_convert_compute)
+                                          fb_convert_compute, fb_convert_lanes_runs)
 
 # A tile's move is one part, at offset 0 on both sides.
 cdef intp NO_OFFSET = 0
@@ -219,6 +219,8 @@ cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
         acc *= t.extent[k]
         if inner < 0 and t.extent[k] > 1:
             inner = k
+    if plan_direct_lanes(c, t):
+        return 0
     t.stage_origin = 0
     t.line_origin = 0
     for k in range(c.n):
@@ -239,6 +241,35 @@ cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
                        c.item[SIDE_OFFSET])
     plan_tile_rows(c, t, stage_step, line_step)
     return 0
+
+
+cdef bint plan_direct_lanes(ConvertPlan* c, TileShape* t) noexcept nogil:
+    """Whether the tile is packed pixels of 3 or 4 uint8 lanes into as many
+    result planes (channels last to channels first), converted in one pass
+    without the stage (fb_convert_lanes says where it runs); then ``t`` is
+    set for it."""
+    cdef int k, n = 0, axes[2]
+    t.lanes = 0
+    for k in range(c.n):
+        if t.extent[k] > 1:
+            if n == 2:
+                return False
+            axes[n] = k
+            n += 1
+    if n != 2 or not fb_convert_lanes_runs(&c.cv, <int>t.extent[axes[0]]):
+        return False
+    if c.step[SIDE_SRC][axes[0]] != c.item[SIDE_SRC] \
+            or c.step[SIDE_SRC][axes[1]] != t.extent[axes[0]] * c.item[SIDE_SRC] \
+            or c.step[SIDE_DST][axes[1]] != c.item[SIDE_DST] \
+            or c.step[SIDE_SCALE][axes[1]] != 0 or c.step[SIDE_OFFSET][axes[1]] != 0:
+        return False
+    t.lanes = <int>t.extent[axes[0]]
+    t.plane_step = c.step[SIDE_DST][axes[0]]
+    t.lane_scale_step = c.step[SIDE_SCALE][axes[0]]
+    t.lane_offset_step = c.step[SIDE_OFFSET][axes[0]]
+    t.run = t.extent[axes[1]]
+    t.n_rows = 0
+    return True
 
 
 cdef Plan* plan_tile_move(intp* shift, const ConvertPlan* c, const TileShape* t,

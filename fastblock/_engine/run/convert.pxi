@@ -8,7 +8,7 @@
 
 from fastblock._engine.types cimport (CONVERT_SIDES, ConvertPlan, MAX_AXES, SIDE_DST, SIDE_OFFSET,
                                       SIDE_SCALE, SIDE_SRC, TileShape, intp)
-from fastblock._engine.kernels_c cimport FB_AFFINE_LINE, fb_convert_run
+from fastblock._engine.kernels_c cimport FB_AFFINE_LINE, fb_convert_lanes, fb_convert_run
 from fastblock._engine.schedule_types cimport FAULTS_ONLY
 
 cdef enum:
@@ -59,6 +59,10 @@ cdef void run_convert_unit(const void* job_, intp unit, int faults, int thread) 
             if c.cut[j] == k and idx == c.tiles[k] - 1:
                 shape |= 1 << j
     t = &c.shapes[shape]
+    if t.lanes:
+        fb_convert_lanes(&c.cv, <char*>at[SIDE_DST], t.plane_step, at[SIDE_SRC], t.run, t.lanes,
+                         at[SIDE_SCALE], t.lane_scale_step, at[SIDE_OFFSET], t.lane_offset_step)
+        return
     run_range(t.move, stage + t.stage_origin + t.move_shift[1], at[SIDE_SRC] + t.move_shift[0],
               0, t.move.n_iter)
     if c.cv.scale == FB_AFFINE_LINE or c.cv.offset == FB_AFFINE_LINE:

@@ -334,3 +334,196 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
         }
     }
 }
+
+#if FB_X86_SIMD
+static void cv_build_lane_masks(void);
+#endif
+
+/* The lane split and conversion in one pass (convert.h). 16 pixels at a
+   time: their 48 or 64 bytes gathered into one register a lane by byte
+   shuffles (one mask a 16-byte chunk), then widened to float32, scaled,
+   offset and stored as the result type; the last pixels item by item by
+   the same operations. */
+void fb_convert_init(void) {
+#if FB_X86_SIMD
+    cv_build_lane_masks();
+#endif
+}
+
+int fb_convert_lanes_runs(const FbConvert *cv, int lanes) {
+#if FB_X86_SIMD
+    return cv->avx2 && cv->src == FB_NUM_U8 && cv->compute == FB_NUM_F32
+           && (lanes == 3 || lanes == 4)
+           && (cv->dst == FB_NUM_F32 || cv->dst == FB_NUM_F16 || cv->dst == FB_NUM_BF16)
+           && cv->scale != FB_AFFINE_LINE && cv->offset != FB_AFFINE_LINE;
+#else
+    (void)cv;
+    (void)lanes;
+    return 0;
+#endif
+}
+
+#if FB_X86_SIMD
+/* masks[lanes - 3][lane][chunk]: the bytes of `lane` in 16-byte chunk
+   `chunk` of 16 pixels, at their pixel's place (0x80: none). */
+static unsigned char cv_lane_masks[2][4][4][16];
+
+static void cv_build_lane_masks(void) {
+    int l, lane, chunk, j;
+    for (l = 3; l <= 4; l++)
+        for (lane = 0; lane < l; lane++)
+            for (chunk = 0; chunk < l; chunk++)
+                for (j = 0; j < 16; j++) {
+                    int at = l * j + lane;
+                    cv_lane_masks[l - 3][lane][chunk][j] =
+                        (unsigned char)(at / 16 == chunk ? at % 16 : 0x80);
+                }
+}
+
+static inline __attribute__((always_inline, target("avx2,f16c"))) void
+cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
+    if (dst_type == FB_NUM_F32) {
+        _mm256_storeu_ps((float *)at, lo);
+        _mm256_storeu_ps((float *)(at + 32), hi);
+    } else if (dst_type == FB_NUM_F16) {
+        /* From uint8 sources a NaN can only come of the arithmetic, a
+           quiet one, which F16C converts as NumPy does. */
+        _mm_storeu_si128((__m128i *)at, _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *)(at + 16), _mm256_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT));
+    } else {
+        const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+        const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
+        const __m256i quiet = _mm256_set1_epi32(0x7fc0), sign = _mm256_set1_epi32(0x8000);
+        __m256i words[2];
+        int k;
+        for (k = 0; k < 2; k++) {
+            __m256i b = _mm256_castps_si256(k ? hi : lo);
+            __m256i rounded = _mm256_srli_epi32(
+                _mm256_add_epi32(_mm256_add_epi32(b, half),
+                                 _mm256_and_si256(_mm256_srli_epi32(b, 16), one)), 16);
+            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(b, magnitude), inf);
+            __m256i canonical = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 16), sign),
+                                                quiet);
+            words[k] = _mm256_blendv_epi8(rounded, canonical, nan);
+        }
+        _mm256_storeu_si256((__m256i *)at,
+                            _mm256_permute4x64_epi64(_mm256_packus_epi32(words[0], words[1]),
+                                                     0xd8));
+    }
+}
+
+/* One case of cv_lanes_avx2, every argument but the arrays a constant
+   after inlining: the lanes, the result type, whether a scale and an
+   offset are given (the registers stay registers, the loops unroll). */
+static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_case(
+        char *dst, fb_intp plane_step, const uint8_t *src, fb_intp n, const int lanes,
+        const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
+    const unsigned char (*masks)[4][16] = cv_lane_masks[lanes - 3];
+    const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2;
+    __m256 scale[4], offset[4];
+    __m128i mask[4][4];
+    int lane, chunk;
+    fb_intp i;
+    FB_UNROLL
+    for (lane = 0; lane < lanes; lane++) {
+        scale[lane] = _mm256_set1_ps(has_s ? s[lane] : 1.0f);
+        offset[lane] = _mm256_set1_ps(has_o ? o[lane] : 0.0f);
+        FB_UNROLL
+        for (chunk = 0; chunk < lanes; chunk++)
+            mask[lane][chunk] = _mm_loadu_si128((const __m128i *)masks[lane][chunk]);
+    }
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m128i bytes[4];
+        FB_UNROLL
+        for (chunk = 0; chunk < lanes; chunk++)
+            bytes[chunk] = _mm_loadu_si128((const __m128i *)(src + lanes * i + 16 * chunk));
+        FB_UNROLL
+        for (lane = 0; lane < lanes; lane++) {
+            __m128i mine = _mm_shuffle_epi8(bytes[0], mask[lane][0]);
+            __m256 lo, hi;
+            FB_UNROLL
+            for (chunk = 1; chunk < lanes; chunk++)
+                mine = _mm_or_si128(mine, _mm_shuffle_epi8(bytes[chunk], mask[lane][chunk]));
+            lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mine));
+            hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mine, 8)));
+            /* Each operation only where given: no multiply by 1, no add of 0. */
+            if (has_s) {
+                lo = _mm256_mul_ps(lo, scale[lane]);
+                hi = _mm256_mul_ps(hi, scale[lane]);
+            }
+            if (has_o) {
+                lo = _mm256_add_ps(lo, offset[lane]);
+                hi = _mm256_add_ps(hi, offset[lane]);
+            }
+            cv_store_lane_avx2(dst_type, dst + lane * plane_step + i * out_item, lo, hi);
+        }
+    }
+    for (; i < n; i++)
+        for (lane = 0; lane < lanes; lane++) {
+            float t = (float)src[lanes * i + lane];
+            char *at = dst + lane * plane_step + i * out_item;
+            if (has_s)
+                t = t * s[lane];
+            if (has_o)
+                t = t + o[lane];
+            if (dst_type == FB_NUM_F32) {
+                memcpy(at, &t, 4);
+            } else {
+                uint16_t y = dst_type == FB_NUM_F16 ? cv_f16_from_f32(t) : cv_bf16_from_f32(t);
+                memcpy(at, &y, 2);
+            }
+        }
+}
+
+#define CV_LANES_AFFINE(LANES, DST)                                                           \
+    do {                                                                                    \
+        if (s && o)                                                                         \
+            cv_lanes_case(dst, plane_step, src, n, LANES, DST, s, o, 1, 1);                 \
+        else if (s)                                                                         \
+            cv_lanes_case(dst, plane_step, src, n, LANES, DST, s, o, 1, 0);                 \
+        else if (o)                                                                         \
+            cv_lanes_case(dst, plane_step, src, n, LANES, DST, s, o, 0, 1);                 \
+        else                                                                                \
+            cv_lanes_case(dst, plane_step, src, n, LANES, DST, s, o, 0, 0);                 \
+    } while (0)
+
+#define CV_LANES_RESULT(LANES)                                                                \
+    do {                                                                                    \
+        if (dst_type == FB_NUM_F32)                                                         \
+            CV_LANES_AFFINE(LANES, FB_NUM_F32);                                              \
+        else if (dst_type == FB_NUM_F16)                                                    \
+            CV_LANES_AFFINE(LANES, FB_NUM_F16);                                              \
+        else                                                                                \
+            CV_LANES_AFFINE(LANES, FB_NUM_BF16);                                             \
+    } while (0)
+
+static __attribute__((target("avx2,f16c"))) void cv_lanes_avx2(
+        int dst_type, char *dst, fb_intp plane_step, const uint8_t *src, fb_intp n, int lanes,
+        const float *s, const float *o) {
+    if (lanes == 3)
+        CV_LANES_RESULT(3);
+    else
+        CV_LANES_RESULT(4);
+}
+#endif
+
+void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step, const char *src,
+                      fb_intp n_pixels, int lanes, const char *scale, fb_intp scale_step,
+                      const char *offset, fb_intp offset_step) {
+#if FB_X86_SIMD
+    float s[4], o[4];
+    int lane;
+    for (lane = 0; lane < lanes; lane++) {
+        if (cv->scale == FB_AFFINE_VALUE)
+            memcpy(&s[lane], scale + lane * scale_step, 4);
+        if (cv->offset == FB_AFFINE_VALUE)
+            memcpy(&o[lane], offset + lane * offset_step, 4);
+    }
+    cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes,
+                  cv->scale == FB_AFFINE_VALUE ? s : NULL,
+                  cv->offset == FB_AFFINE_VALUE ? o : NULL);
+#else
+    (void)cv; (void)dst; (void)plane_step; (void)src; (void)n_pixels; (void)lanes;
+    (void)scale; (void)scale_step; (void)offset; (void)offset_step;
+#endif
+}

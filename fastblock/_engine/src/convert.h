@@ -51,4 +51,19 @@ FB_INTERNAL int fb_convert_compute(int src, int dst, int affine);
 FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
                                 fb_intp n, const char *scale, const char *offset);
 
+/* Pixels of `lanes` (3 or 4) uint8 items, packed, into `lanes` planes of
+   the result `plane_step` bytes apart, n_pixels packed items each,
+   converted by the rule above: a lane split and a conversion in one pass.
+   scale and offset: one value a plane (FB_AFFINE_VALUE), steps bytes
+   apart, or none. Only with cv->avx2 and a float32, float16 or bfloat16
+   result (fb_convert_lanes_runs says): the convert stage moves other
+   tiles through its stage. */
+/* Build the tables fb_convert_lanes reads (once, when the engine loads). */
+FB_INTERNAL void fb_convert_init(void);
+FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes);
+FB_INTERNAL void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step,
+                                  const char *src, fb_intp n_pixels, int lanes,
+                                  const char *scale, fb_intp scale_step, const char *offset,
+                                  fb_intp offset_step);
+
 #endif

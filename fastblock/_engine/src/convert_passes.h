@@ -2,7 +2,9 @@
    load the source into v (the compute type), scale and offset v in place,
    store v into the result. Included twice by convert.c: once portable,
    once with FB_CV_ATTR targeting AVX2 (the compiler vectorises the same
-   loops 8 floats wide); FB_CV_NAME(x) names each variant's functions. */
+   loops 8 floats wide); FB_CV_NAME(x) names each variant's functions.
+   Included without them (ci/c_warnings.sh), it defines nothing. */
+#ifdef FB_CV_NAME
 
 /* Items move by memcpy: sources and results may be unaligned. */
 #define FB_CV_LOAD(T, NAME, CT, EXPR)                                                         \
@@ -208,3 +210,4 @@ static const FbConvertPasses FB_CV_NAME(passes) = {
 #undef FB_CV_FUSED
 #undef FB_CV_FUSED_TO
 #undef FB_CV_FUSED_ROW
+#endif

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 from . import _engine
 from ._docs import fill_doc
 from ._strided_copy import StridedCopy, StridedCopies, Prepared
-from ._convert import converting, fast_call as _convert_call
+from ._convert import Convert, converting, fast_call as _convert_call
 from ._execute import Copier, execute
 from ._fastpath import DEPTH_TO_SPACE, SPACE_TO_DEPTH, TILE
 from ._fastpath import call as _fast_call
@@ -116,17 +116,16 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     >>> fb.space_to_depth(x, 2)[0, :, 0, 0]
     array([0, 1, 4, 5])
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out, num_threads,
                             _prepare_space_to_depth)
     else:
         result = _convert_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out,
-                               num_threads, convert, _prepare_space_to_depth)
+                               num_threads, Convert(dtype, scale, offset), _prepare_space_to_depth)
     if result is not None:
         return result
     return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads,
-                          convert=convert)
+                          convert=converting(dtype, scale, offset))
 
 
 @arrays_in_out
@@ -185,17 +184,16 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     array([[0, 1],
            [2, 3]])
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out, num_threads,
                             _prepare_depth_to_space)
     else:
         result = _convert_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out,
-                               num_threads, convert, _prepare_depth_to_space)
+                               num_threads, Convert(dtype, scale, offset), _prepare_depth_to_space)
     if result is not None:
         return result
     return _block_general(x, block_size, mode, data_format, False, out=out,
-                          num_threads=num_threads, convert=convert)
+                          num_threads=num_threads, convert=converting(dtype, scale, offset))
 
 
 @fill_doc
@@ -235,14 +233,15 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
            [1, 2, 1, 2],
            [3, 4, 3, 4]])
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile)
     else:
-        result = _convert_call(TILE, (repeats,), x, out, num_threads, convert, _prepare_tile)
+        result = _convert_call(TILE, (repeats,), x, out, num_threads, Convert(dtype, scale, offset),
+                               _prepare_tile)
     if result is not None:
         return result
-    return _tile_general(x, repeats, out=out, num_threads=num_threads, convert=convert)
+    return _tile_general(x, repeats, out=out, num_threads=num_threads,
+                         convert=converting(dtype, scale, offset))
 
 
 def _prepare_tile(x: np.ndarray, repeats) -> Prepared:

@@ -39,7 +39,7 @@ from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import (BATCH_TO_SPACE, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, SPACE_TO_BATCH,
                         TRANSPOSE)
-from ._convert import converting, fast_call as _convert_call
+from ._convert import Convert, converting, fast_call as _convert_call
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._layouts import CHANNELS_FIRST, CHANNELS_LAST, depth_to_space_shape, space_to_depth_shape
@@ -166,15 +166,15 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     >>> fb.transpose(np.zeros((2, 3, 4, 5)), (0, 2, 3, 1)).shape
     (2, 4, 5, 3)
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(TRANSPOSE, (axes,), x, out, num_threads, _prepare_transpose)
     else:
-        result = _convert_call(TRANSPOSE, (axes,), x, out, num_threads, convert,
+        result = _convert_call(TRANSPOSE, (axes,), x, out, num_threads, Convert(dtype, scale, offset),
                                _prepare_transpose)
     if result is not None:
         return result
-    return _transpose_general(x, axes, out=out, num_threads=num_threads, convert=convert)
+    return _transpose_general(x, axes, out=out, num_threads=num_threads,
+                              convert=converting(dtype, scale, offset))
 
 
 def _prepare_transpose(x: np.ndarray, axes) -> Prepared:
@@ -266,17 +266,16 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
     >>> fb.pixel_shuffle(np.zeros((5, 2, 12, 3, 4)), 2).shape
     (5, 2, 3, 6, 8)
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
                             _prepare_pixel_shuffle)
     else:
         result = _convert_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
-                               convert, _prepare_pixel_shuffle)
+                               Convert(dtype, scale, offset), _prepare_pixel_shuffle)
     if result is not None:
         return result
     return _pixel_general(x, upscale_factor, data_format, False, out=out, num_threads=num_threads,
-                          convert=convert)
+                          convert=converting(dtype, scale, offset))
 
 
 def _prepare_pixel_shuffle(x: np.ndarray, upscale_factor, data_format="channels_first") -> Prepared:
@@ -343,17 +342,17 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
     >>> fb.pixel_unshuffle(np.zeros((5, 2, 3, 8, 6)), 2).shape
     (5, 2, 12, 4, 3)
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out, num_threads,
                             _prepare_pixel_unshuffle)
     else:
         result = _convert_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out,
-                               num_threads, convert, _prepare_pixel_unshuffle)
+                               num_threads, Convert(dtype, scale, offset),
+                               _prepare_pixel_unshuffle)
     if result is not None:
         return result
     return _pixel_general(x, downscale_factor, data_format, True, out=out, num_threads=num_threads,
-                          convert=convert)
+                          convert=converting(dtype, scale, offset))
 
 
 def _prepare_pixel_unshuffle(x: np.ndarray, downscale_factor,
@@ -581,17 +580,16 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
     array([[0, 2],
            [1, 3]])
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
                             num_threads, _prepare_space_to_batch)
     else:
         result = _convert_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
-                               num_threads, convert, _prepare_space_to_batch)
+                               num_threads, Convert(dtype, scale, offset), _prepare_space_to_batch)
     if result is not None:
         return result
     return _batch_general(x, block_shape, pads_begin, pads_end, True, out=out,
-                          num_threads=num_threads, convert=convert)
+                          num_threads=num_threads, convert=converting(dtype, scale, offset))
 
 
 @arrays_in_out
@@ -678,17 +676,16 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
     >>> fb.batch_to_space(np.array([[0, 2], [1, 3]]), [1, 2], [0, 1], [0, 0])
     array([[1, 2, 3]])
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
                             num_threads, _prepare_batch_to_space)
     else:
         result = _convert_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
-                               num_threads, convert, _prepare_batch_to_space)
+                               num_threads, Convert(dtype, scale, offset), _prepare_batch_to_space)
     if result is not None:
         return result
     return _batch_general(x, block_shape, crops_begin, crops_end, False, out=out,
-                          num_threads=num_threads, convert=convert)
+                          num_threads=num_threads, convert=converting(dtype, scale, offset))
 
 
 def _prepare_batch_to_space(x: np.ndarray, block_shape, crops_begin, crops_end) -> Prepared:

@@ -33,7 +33,7 @@ from ._strided_copy import StridedCopy, Prepared
 from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import REARRANGE, REPEAT
-from ._convert import converting, fast_call as _convert_call
+from ._convert import Convert, converting, fast_call as _convert_call
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._validate import check_integer, check_shape_fits
@@ -449,16 +449,17 @@ def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     ...              h2=2, w2=2).shape
     (2, 12, 4, 4)
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
                             out, num_threads, _prepare_rearrange)
     else:
         result = _convert_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,),
-                               x, out, num_threads, convert, _prepare_rearrange)
+                               x, out, num_threads, Convert(dtype, scale, offset),
+                               _prepare_rearrange)
     if result is not None:
         return result
-    return _general(x, "rearrange", pattern, out=out, num_threads=num_threads, convert=convert,
+    return _general(x, "rearrange", pattern, out=out, num_threads=num_threads,
+                    convert=converting(dtype, scale, offset),
                     **axes_lengths)
 
 
@@ -501,14 +502,14 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     >>> fb.repeat(np.zeros((3, 4)), "h w -> (2 h) (w r)", r=3).shape
     (6, 12)
     """
-    convert = converting(dtype, scale, offset)
-    if convert is None:
+    if dtype is None and scale is None and offset is None:
         result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
                             out, num_threads, _prepare_repeat)
     else:
         result = _convert_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
-                               out, num_threads, convert, _prepare_repeat)
+                               out, num_threads, Convert(dtype, scale, offset), _prepare_repeat)
     if result is not None:
         return result
-    return _general(x, "repeat", pattern, out=out, num_threads=num_threads, convert=convert,
+    return _general(x, "repeat", pattern, out=out, num_threads=num_threads,
+                    convert=converting(dtype, scale, offset),
                     **axes_lengths)

@@ -22,7 +22,7 @@ from typing import Callable, List, NamedTuple
 import numpy as np
 
 import fastblock as fb
-from fastblock._reference import depth_to_space_ref, space_to_depth_ref
+from fastblock._reference import converted_ref, depth_to_space_ref, space_to_depth_ref
 from fastblock._timing import copy_ceiling, gigabytes_per_second, interleaved_medians
 
 
@@ -90,8 +90,42 @@ def self_check(seed: int = 0) -> int:
         for _, x in _views(_random_input(rng, (2, 12, 6, 4), dtype)):
             for got, expected in _pattern_checks(x):
                 failures += got.shape != expected.shape or not np.array_equal(got, expected)
+    failures += _conversion_failures(rng)
     _end_progress()
     return failures
+
+
+def _conversion_failures(rng) -> int:
+    """dtype=, scale=, offset= (docs/convert.md) against the rule in NumPy:
+    an image to model input and back, float16 and bfloat16 results."""
+    failures = 0
+    std = np.array([0.229, 0.224, 0.225])
+    scale = (1 / (255 * std)).reshape(3, 1, 1)
+    offset = (-np.array([0.485, 0.456, 0.406]) / std).reshape(3, 1, 1)
+    for shape in ((7, 9, 3), (40, 33, 3)):
+        img = _random_input(rng, shape, np.uint8)
+        for view in (img, img[..., ::-1]):
+            chw = np.transpose(view, (2, 0, 1))
+            for dtype in _conversion_results():
+                got = fb.transpose(view, (2, 0, 1), dtype=dtype, scale=scale, offset=offset)
+                want = converted_ref(chw, dtype, scale, offset)
+                failures += not np.array_equal(got.view(np.uint8),
+                                               np.ascontiguousarray(want).view(np.uint8))
+            model = converted_ref(chw, np.float32, 1 / 255)
+            back = fb.transpose(model, (1, 2, 0), dtype=np.uint8, scale=255)
+            failures += not np.array_equal(back, converted_ref(np.transpose(model, (1, 2, 0)),
+                                                               np.uint8, 255))
+    return failures
+
+
+def _conversion_results() -> list:
+    """The result dtypes the self-check converts to (bfloat16 where ml_dtypes is)."""
+    results = [np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.uint8)]
+    try:
+        import ml_dtypes
+    except ImportError:
+        return results
+    return results + [np.dtype(ml_dtypes.bfloat16)]
 
 
 def _pattern_checks(x):
@@ -108,6 +142,19 @@ def _pattern_checks(x):
     yield fb.repeat(x, "b c h w -> (r b) c h w", r=3), np.tile(x, (3, 1, 1, 1))
     yield (fb.repeat(x, "b c h w -> b c (h h2) (w w2)", h2=2, w2=2),
            np.repeat(np.repeat(x, 2, axis=2), 2, axis=3))
+
+
+# ImageNet's normalisation as one scale and offset a channel (docs/convert.md).
+_SCALE = (1 / (255 * np.array([0.229, 0.224, 0.225]))).reshape(3, 1, 1)
+_OFFSET = (-np.array([0.485, 0.456, 0.406]) / np.array([0.229, 0.224, 0.225])).reshape(3, 1, 1)
+
+
+def _numpy_imagenet(x):
+    """NumPy's way: transpose, astype, multiply and add in place."""
+    y = np.transpose(x, (2, 0, 1)).astype(np.float32)
+    y *= _SCALE.astype(np.float32)
+    y += _OFFSET.astype(np.float32)
+    return y
 
 
 class SpeedCase(NamedTuple):
@@ -138,6 +185,11 @@ def _speed_cases(quick: bool) -> List[SpeedCase]:
                   lambda: np.ones((32, 224, 224, 3), np.uint8),
                   lambda x, **kw: fb.space_to_depth(x, 2, data_format="NHWC", **kw),
                   lambda x: space_to_depth_ref(x, 2, data_format="channels_last")),
+        SpeedCase("ImageNet [224,224,3] u8 -> CHW f32, scaled",
+                  lambda: np.ones((224, 224, 3), np.uint8),
+                  lambda x, **kw: fb.transpose(x, (2, 0, 1), dtype=np.float32, scale=_SCALE,
+                                               offset=_OFFSET, **kw),
+                  lambda x: _numpy_imagenet(x)),
     ]
     if not quick:
         cases += [
@@ -188,7 +240,8 @@ def speed_report(quick: bool = False) -> None:
               f"{t['numpy'] / t['copy']:10.2f} {t['numpy'] / t['fastblock']:7.1f}x")
     print("fastblock: into a preallocated out=; new: fresh result; /copy: time over np.copyto of "
           "the same bytes\nbetween preallocated arrays (1.00 = one-thread memory copy); "
-          "numpy: reshape/transpose/copy (einops' way) or np.tile;\nspeed-up: numpy time / fastblock time.")
+          "numpy: reshape/transpose/copy (einops' way), np.tile, or astype, *= and +=;\n"
+          "speed-up: numpy time / fastblock time.")
 
 
 def _fmt_time(seconds: float) -> str:
@@ -210,7 +263,7 @@ def main(argv=None) -> int:
     if failures:
         print(f"SELF-CHECK FAILED: {failures} results differ from NumPy")
         return 1
-    print("Self-check passed: every operator, mode and layout matches NumPy.")
+    print("Self-check passed: every operator, mode, layout and conversion matches NumPy.")
     print("Speed (medians of interleaved runs):")
     speed_report(quick=args.quick)
     return 0

@@ -60,3 +60,29 @@ def depth_to_space_ref(x, bs, mode="blocks_first", data_format="channels_first")
             order += [k + 2 + i, 2 + i]
     y = xr.transpose(order).reshape([n, cout] + [d * bs for d in spatial])
     return np.ascontiguousarray(_from_channels_first(y, data_format))
+
+
+def converted_ref(r, dtype, scale=None, offset=None):
+    """The conversion's contract (docs/convert.md) in NumPy: ``r`` (the
+    operator's result) converted to ``dtype``, times ``scale`` and plus
+    ``offset`` where given, each operation rounded in the compute type
+    (float64 for a float64 result, else float32)."""
+    import warnings
+    r = np.asarray(r)
+    dtype = np.dtype(dtype)
+    integer = dtype.kind in "iu"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if scale is None and offset is None and not integer:
+            return r.astype(dtype)
+        compute = np.float64 if dtype == np.float64 else np.float32
+        v = r.astype(compute)
+        if scale is not None:
+            v = v * np.asarray(scale).astype(compute)
+        if offset is not None:
+            v = v + np.asarray(offset).astype(compute)
+        v = np.asarray(v, dtype=compute)
+        if not integer:
+            return v.astype(dtype)
+        info = np.iinfo(dtype)
+        return np.where(np.isnan(v), 0, np.clip(np.rint(v), info.min, info.max)).astype(dtype)

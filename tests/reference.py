@@ -4,7 +4,7 @@ use the very same code), OpenVINO's SpaceToBatch and BatchToSpace as their
 specification writes them, and the check of a result against it."""
 import numpy as np
 
-from fastblock._reference import depth_to_space_ref, space_to_depth_ref
+from fastblock._reference import converted_ref, depth_to_space_ref, space_to_depth_ref
 
 __all__ = ["space_to_depth_ref", "depth_to_space_ref", "space_to_batch_ref", "batch_to_space_ref",
            "assert_same_array", "converted_ref"]
@@ -51,29 +51,3 @@ def batch_to_space_ref(x, block_shape, crops_begin, crops_end):
                                   for i in range(k)])
     return np.ascontiguousarray(y[crop])
 
-
-def converted_ref(r, dtype, scale=None, offset=None):
-    """The conversion's contract (docs/convert.md) in NumPy: ``r`` (the
-    operator's result) converted to ``dtype``, times ``scale`` and plus
-    ``offset`` where given, each operation rounded in the compute type."""
-    import warnings
-    r = np.asarray(r)
-    dtype = np.dtype(dtype)
-    integer = dtype.kind in "iu"
-    compute = np.float64 if dtype == np.float64 or (
-        r.dtype == np.float64 and scale is None and offset is None and not integer) else np.float32
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        if scale is None and offset is None and not integer:
-            return r.astype(dtype)
-        v = r.astype(compute)
-        if scale is not None:
-            v = v * np.asarray(scale).astype(compute)
-        if offset is not None:
-            v = v + np.asarray(offset).astype(compute)
-        v = np.asarray(v, dtype=compute)
-        if not integer:
-            return v.astype(dtype)
-        info = np.iinfo(dtype)
-        rounded = np.clip(np.rint(v), info.min, info.max)
-        return np.where(np.isnan(v), 0, rounded).astype(dtype)

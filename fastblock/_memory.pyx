@@ -66,10 +66,16 @@ def out_is_clear(cnp.ndarray out not None, cnp.ndarray x not None) -> bool:
     return is_clear_destination(out, x)
 
 
-cdef extern from "numpy/arrayobject.h":
-    # Steals a reference to descr.
-    object PyArray_NewFromDescr(object subtype, cnp.dtype descr, int nd, cnp.npy_intp* dims,
-                                cnp.npy_intp* strides, void* data, int flags, object obj)
+cdef extern from *:
+    """
+    /* A read-only ndarray over `data` (stand_in); steals a reference to descr. */
+    static PyObject *fb_stand_in_array(PyArray_Descr *descr, int nd, npy_intp *dims,
+                                       npy_intp *strides, void *data) {
+        return PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides, data, 0, NULL);
+    }
+    """
+    object fb_stand_in_array(cnp.dtype descr, int nd, cnp.npy_intp* dims, cnp.npy_intp* strides,
+                             void* data)
 
 # The one item every stand-in points at (stand_in).
 cdef double stand_in_item[2]
@@ -90,5 +96,4 @@ def stand_in(cnp.dtype dtype not None, tuple shape, tuple strides):
         dims[k] = shape[k]
         steps[k] = strides[k]
     Py_INCREF(dtype)       # PyArray_NewFromDescr steals it
-    return PyArray_NewFromDescr(cnp.ndarray, dtype, nd, dims, steps, <void*>stand_in_item, 0,
-                                None)
+    return fb_stand_in_array(dtype, nd, dims, steps, <void*>stand_in_item)

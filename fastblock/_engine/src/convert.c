@@ -264,28 +264,22 @@ typedef struct {
 #undef FB_CV_NAME
 
 /* The AVX2 passes, with the stores above: their pairs go by the passes,
-   not the fused loops (whose stores to these types stay scalar). */
+   not the fused loops (whose stores to these types stay scalar). Built by
+   fb_convert_init, before any thread converts. */
 static FbConvertPasses passes_x86;
-static int passes_x86_ready;
 
-static const FbConvertPasses *x86_passes(void) {
-    if (!passes_x86_ready) {
-        /* Every thread writes the same table; a race only repeats it. */
-        FbConvertPasses p = passes_avx2;
-        int s;
-        p.store_f32[FB_NUM_U8] = store_u8_f32_x86;
-        p.store_f32[FB_NUM_I8] = store_i8_f32_x86;
-        p.store_f32[FB_NUM_U16] = store_u16_f32_x86;
-        p.store_f32[FB_NUM_I16] = store_i16_f32_x86;
-        p.store_f32[FB_NUM_F16] = store_f16_f32_x86;
-        for (s = 0; s < FB_NUM_TYPES; s++) {
-            p.fused[FB_NUM_U8][s] = NULL;
-            p.fused[FB_NUM_F16][s] = NULL;
-        }
-        passes_x86 = p;
-        passes_x86_ready = 1;
+static void build_x86_passes(void) {
+    int s;
+    passes_x86 = passes_avx2;
+    passes_x86.store_f32[FB_NUM_U8] = store_u8_f32_x86;
+    passes_x86.store_f32[FB_NUM_I8] = store_i8_f32_x86;
+    passes_x86.store_f32[FB_NUM_U16] = store_u16_f32_x86;
+    passes_x86.store_f32[FB_NUM_I16] = store_i16_f32_x86;
+    passes_x86.store_f32[FB_NUM_F16] = store_f16_f32_x86;
+    for (s = 0; s < FB_NUM_TYPES; s++) {
+        passes_x86.fused[FB_NUM_U8][s] = NULL;
+        passes_x86.fused[FB_NUM_F16][s] = NULL;
     }
-    return &passes_x86;
 }
 #endif
 
@@ -305,7 +299,7 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
     int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;
 #if FB_X86_SIMD
     if (cv->avx2)
-        passes = x86_passes();
+        passes = &passes_x86;
 #endif
     if (cv->src == FB_NUM_BF16 && cv->dst == FB_NUM_F16 && cv->scale == FB_AFFINE_NONE
             && cv->offset == FB_AFFINE_NONE) {
@@ -346,6 +340,7 @@ static void cv_build_lane_masks(void);
    the same operations. */
 void fb_convert_init(void) {
 #if FB_X86_SIMD
+    build_x86_passes();
     cv_build_lane_masks();
 #endif
 }

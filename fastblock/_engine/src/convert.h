@@ -58,7 +58,8 @@ FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step
    apart, or none. Only with cv->avx2 and a float32, float16 or bfloat16
    result (fb_convert_lanes_runs says): the convert stage moves other
    tiles through its stage. */
-/* Build the tables fb_convert_lanes reads (once, when the engine loads). */
+/* Build the tables of fb_convert_run's AVX2 variant and of
+   fb_convert_lanes (once, when the engine loads, before any thread runs). */
 FB_INTERNAL void fb_convert_init(void);
 FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes);
 FB_INTERNAL void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step,

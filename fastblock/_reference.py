@@ -67,12 +67,13 @@ def converted_ref(r, dtype, scale=None, offset=None):
     operator's result) converted to ``dtype``, times ``scale`` and plus
     ``offset`` where given, each operation rounded in the compute type
     (float64 for a float64 result, else float32)."""
-    import warnings
     r = np.asarray(r)
     dtype = np.dtype(dtype)
     integer = dtype.kind in "iu"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    # NumPy warns of overflow and NaN in casts and arithmetic; the rule does
+    # not. np.errstate is the calling thread's own (warnings.catch_warnings
+    # is not: another Python thread may undo it).
+    with np.errstate(all="ignore"):
         if scale is None and offset is None and not integer:
             return r.astype(dtype)
         compute = np.float64 if dtype == np.float64 else np.float32

@@ -935,7 +935,11 @@ def threaded_worker(seed: int, start: int, deadline: float, status_path: str) ->
     def calls(t: int, status: StatusSlot):
         index = start + t
         while time.time() < deadline:
-            lines.extend(run_case(seed, index, status))
+            try:
+                lines.extend(run_case(seed, index, status))
+            except Exception as error:      # a thread's exception fails the run, not the thread
+                lines.append(f"MISMATCH {type(error).__name__}: {error} (raised)\n"
+                             f"  python tests/stress/stress.py --replay {seed}:{index}")
             index += n
             done[t] = index
 

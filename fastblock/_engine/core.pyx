@@ -419,6 +419,10 @@ cdef dict kernel_summary(const Plan* plan):
     cdef int i
     return {
         "kernel": KERNEL_NAMES[plan.kernel],
+        # The instructions of the 16-byte kernels (lane transposes, byte
+        # shuffles, Tile's repeats), or None: their portable paths. (The
+        # register tiles of transposes run SSE2 or NEON wherever built.)
+        "simd128": ("neon" if cpu_neon else "ssse3") if use_simd128() else None,
         "lanes": plan.lanes.n_lanes,
         "lane_permutes": plan.kernel == KERNEL_LANES and lanes_by_permutes(plan, plan.tile_b),
         "rows_across_groups": plan.kernel == KERNEL_LANES and rows_across_groups(

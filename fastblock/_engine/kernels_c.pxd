@@ -14,7 +14,9 @@ cdef extern from "src/fb_common.h":
 
 
 cdef extern from "src/cpu.h" nogil:
+    int fb_cpu_has_simd128()
     int fb_cpu_has_ssse3()
+    int fb_cpu_has_neon()
     int fb_cpu_has_avx()
     int fb_cpu_has_avx2()
     int fb_cpu_has_f16c()

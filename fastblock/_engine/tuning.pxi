@@ -21,7 +21,8 @@ from fastblock._engine.types cimport intp
 from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT,
                                           FB_VECT_C_PIXELS_BUILT, FbTeamSettings, fb_cpu_has_avx,
                                           fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi,
-                                          fb_cpu_has_f16c, fb_cpu_has_ssse3,
+                                          fb_cpu_has_f16c, fb_cpu_has_neon,
+                                          fb_cpu_has_simd128, fb_cpu_has_ssse3,
                                           fb_stream_avx, fb_team_settings)
 
 cdef struct Tuning:
@@ -64,7 +65,7 @@ Setting = namedtuple("Setting", "name default unit switches")
 #: The engine's settings, each defined here once.
 SETTINGS = (
     Setting("simd", True, "on/off",
-            "the SSSE3 and AVX-512 VBMI kernels, where the CPU has them"),
+            "the SIMD kernels (SSSE3, AVX2, AVX-512 VBMI; NEON), where the CPU has them"),
     Setting("shuffles", True, "on/off", "gathered runs of 1- to 4-byte items by byte shuffles"),
     Setting("shuffle_min_bytes", 64 * 1024, "bytes",
             "shuffles only in copies this large: building a program costs about 2 K "
@@ -201,17 +202,19 @@ def settings_guard():
     return {"copies_running": FB_SHARED_LOAD(&copies_running),
             "changing": bool(FB_SHARED_LOAD(&settings_changing))}
 
-cdef bint cpu_ssse3 = fb_cpu_has_ssse3() != 0
-cdef bint cpu_vbmi = cpu_ssse3 and fb_cpu_has_avx512_vbmi() != 0
+# The 16-byte kernels: SSSE3 on x86, NEON on aarch64 (src/simd128.h).
+cdef bint cpu_simd128 = fb_cpu_has_simd128() != 0
+cdef bint cpu_neon = fb_cpu_has_neon() != 0
+cdef bint cpu_vbmi = cpu_simd128 and fb_cpu_has_avx512_vbmi() != 0
 cdef bint cpu_avx = fb_cpu_has_avx() != 0
-cdef bint cpu_avx2 = cpu_ssse3 and fb_cpu_has_avx2() != 0
+cdef bint cpu_avx2 = cpu_simd128 and fb_cpu_has_avx2() != 0
 # The convert stage's AVX2 variants also convert float16 by F16C.
 cdef bint cpu_convert_avx2 = fb_cpu_has_avx2() != 0 and fb_cpu_has_f16c() != 0
 
 
-cdef inline bint use_ssse3() noexcept nogil:
-    """Whether the SSSE3 kernels run (lane transposes, shuffles, Tile rows)."""
-    return tuning.simd and cpu_ssse3
+cdef inline bint use_simd128() noexcept nogil:
+    """Whether the 16-byte kernels run (lane transposes, shuffles, Tile rows)."""
+    return tuning.simd and cpu_simd128
 
 
 cdef inline bint use_vbmi() noexcept nogil:
@@ -225,7 +228,7 @@ cdef inline bint use_avx2() noexcept nogil:
 
 
 cdef inline bint use_shuffles() noexcept nogil:
-    return tuning.shuffles and use_ssse3()
+    return tuning.shuffles and use_simd128()
 
 
 cdef inline bint use_wide_shuffles() noexcept nogil:
@@ -241,7 +244,8 @@ def default_tuning():
 def cpu_features():
     """What this CPU and build can run: the engine's SIMD kernels and its
     memory paths (a setting that needs one of these stays off without it)."""
-    return {"ssse3": bool(cpu_ssse3), "avx512_vbmi": bool(cpu_vbmi), "avx": bool(cpu_avx),
+    return {"simd128": bool(cpu_simd128), "ssse3": fb_cpu_has_ssse3() != 0,
+            "neon": bool(cpu_neon), "avx512_vbmi": bool(cpu_vbmi), "avx": bool(cpu_avx),
             "avx2": bool(cpu_avx2), "convert_avx2": bool(cpu_convert_avx2),
             "streaming_stores": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
             "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0 and bool(cpu_vbmi)}

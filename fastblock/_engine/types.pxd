@@ -49,7 +49,7 @@ cdef enum:
 
 cdef struct ShuffleProgram:
     intp n_pieces               # pieces covering the run (0: none)
-    intp piece_bytes            # 16 (SSSE3) or 64 (AVX-512 VBMI)
+    intp piece_bytes            # 16 (SSSE3, NEON) or 64 (AVX-512 VBMI)
     # Bytes from one piece's start to the next (but the last's): the piece
     # size, or whole pixels of fewer bytes (pixel_pieces).
     intp piece_advance
@@ -117,8 +117,8 @@ cdef struct ShuffleProgram:
 # padded. The 12 lanes of the staged NCHW_VECT_C float32 planes went from
 # item by item (1.2 x np.copyto on two threads) to 0.6.
 #
-# SSSE3 (pshufb) is checked at run time with the byte shuffles; the plan
-# uses lane transposes only where ``use_ssse3()`` says so (_engine/tuning.pxi).
+# The 16-byte kernels (SSSE3 on x86, checked at run time; NEON on aarch64)
+# run only where ``use_simd128()`` says so (_engine/tuning.pxi).
 # The planner finds them and builds the byte shuffles (_engine/plan/lanes.pxi);
 # run_kernel runs fb_lanes_rows.
 

@@ -85,9 +85,9 @@ FAMILIES = {
     "repeats by periods": ((40, 1), "tile", 24, {}, {"repeats": "periods"}),
 }
 # The instructions each family's plan needs (the portable path runs it otherwise).
-NEEDS = {"lane interleave": "ssse3", "lane split": "ssse3", "line splits": "ssse3",
-         "gather by shuffles": "ssse3", "periodic shuffles": "ssse3", "streamed": "streaming_stores",
-         "repeats by shuffles": "ssse3", "repeats from registers": "ssse3",
+NEEDS = {"lane interleave": "simd128", "lane split": "simd128", "line splits": "simd128",
+         "gather by shuffles": "simd128", "periodic shuffles": "simd128", "streamed": "streaming_stores",
+         "repeats by shuffles": "simd128", "repeats from registers": "simd128",
          "repeats by periods": "avx2"}
 TILE_COUNT = 20
 
@@ -114,10 +114,13 @@ def test_every_kernel_family(family, simd):
         plan = _engine.describe(*plan_axes, width, dst_array=out)
         assert run() is out
     assert out.tobytes() == expected.tobytes()
-    if simd and CPU.get(NEEDS.get(family, "ssse3"), False):
+    if simd and CPU.get(NEEDS.get(family, "simd128"), False):
         assert {key: plan[key] for key in facts} == facts, plan
+        # The 16-byte kernels: NEON on aarch64, SSSE3 on x86.
+        assert plan["simd128"] == ("neon" if CPU["neon"] else "ssse3"), plan
     if not simd:
         assert plan["kernel"] != "lanes" and not plan["shuffled_pieces"] and not plan["repeats"], plan
+        assert plan["simd128"] is None, plan
 
 
 @pytest.mark.parametrize("layout", ["NCHW_VECT_C"])

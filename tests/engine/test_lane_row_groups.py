@@ -26,8 +26,8 @@ from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
 from test_vect_c_pixels import _guarded
 
-pytestmark = pytest.mark.skipif(not _engine.cpu_features()["ssse3"],
-                                reason="lane transposes need SSSE3")
+pytestmark = pytest.mark.skipif(not _engine.cpu_features()["simd128"],
+                                reason="lane transposes need 16-byte kernels (SSSE3, NEON)")
 
 # Item widths of the lane kernels: fb_lanes_row (1, 2), fb_pair_rows and
 # the register transposes (4), pairs of 8-byte lanes (8).
@@ -120,7 +120,7 @@ def test_grouped_rows_write_exactly_the_result(op, dtype, bs, width, mode, lead,
         plan = _plan(x, bs, mode, out, op == "space_to_depth")
     assert got is out
     assert out.tobytes() == expected.tobytes()
-    assert plan["streams"] == streamed
+    assert plan["streams"] == (streamed and _engine.cpu_features()["streaming_stores"])
     if plan["kernel"] == "lanes":
         # Rows of a step or more; two lanes of 1- and 2-byte items only
         # where not streamed; 3 or 4 lanes of 4-byte items where not
@@ -166,6 +166,8 @@ def test_rows_across_groups_write_exactly_the_result(op, dtype, bs, mode, whole_
     del maps
 
 
+@pytest.mark.skipif(not _engine.cpu_features()["streaming_stores"],
+                    reason="streaming stores are x86's (SSE2 / AVX)")
 @pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space"])
 def test_streamed_lane_transposes_keep_the_group_order(op):
     # A split's kernel then writes the stage, not the planes.

@@ -21,8 +21,8 @@ from fastblock import _engine
 from guarded import Guarded
 
 pytestmark = [
-    pytest.mark.skipif(not _engine.cpu_features()["ssse3"],
-                       reason="lane transposes need SSSE3"),
+    pytest.mark.skipif(not _engine.cpu_features()["simd128"],
+                       reason="lane transposes need 16-byte kernels (SSSE3, NEON)"),
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through ctypes"),
 ]
 

@@ -76,7 +76,7 @@ def _short_table_lead(pixel, rows, backwards, shuffles) -> bool:
     return shuffles == "64-byte periodic" and pixel in SHORT_TABLE and rows > 3 and not backwards
 
 
-@pytest.mark.skipif(not _engine.cpu_features()["ssse3"], reason="byte shuffles need SSSE3")
+@pytest.mark.skipif(not _engine.cpu_features()["simd128"], reason="byte shuffles need 16-byte kernels (SSSE3, NEON)")
 @drawn(40, {"dtype, channels, repeats": PIXELS,
             "rows, pixels": [(64, 200), (16, 1365), (16, 3000), (16, 4099), (3, 4099)]},
        backwards=[False, True], shuffles=RUNNABLE,

@@ -51,7 +51,7 @@ def _packed_repeats_kernel(width, count, kernels):
     repeated ``count`` times under ``kernels`` (the rules in the docstring)."""
     cpu = _engine.cpu_features()
     register = width in (1, 2, 4, 8, 16)
-    if kernels == "portable" or not cpu["ssse3"]:
+    if kernels == "portable" or not cpu["simd128"]:
         return None
     if kernels == "64-byte" and cpu["avx512_vbmi"] and (
             count >= 4 or width > 8 or not register or count == 3 and width >= 4):
@@ -73,7 +73,7 @@ def _register_repeats(width, count, kernels):
     """The repeats describe() should name for items of 17 to 64 bytes under
     ``kernels`` (a KERNELS name or "registers off"), where not permutes."""
     cpu = _engine.cpu_features()
-    registers = (kernels not in ("portable", "registers off") and cpu["ssse3"]
+    registers = (kernels not in ("portable", "registers off") and cpu["simd128"]
                  and (count < 16 or width * count < 512) and (width < 32 or cpu["avx"]))
     periods = kernels != "portable" and _by_periods(width, count)
     return "periods" if periods else "registers" if registers else None
@@ -181,7 +181,7 @@ def test_short_repeats_of_other_widths(width, count, rows, gap, kernels):
     # permutes (fb_repeat_packed_items_wide): rounds of the items that fit
     # in 64 bytes, whose last register overlaps the one before it, then
     # the last items under byte masks; packed items under 16 bytes
-    # otherwise by shuffles (fb_repeat_packed_items, with SSSE3). Rows
+    # otherwise by shuffles (fb_repeat_packed_items, with 16-byte kernels). Rows
     # apart (`gap` items between them), and packed rows over 64 bytes
     # under the 16-byte setting, from 3 copies each row by the registers
     # of its period's start (fb_repeat_short_rows; from 16 copies
@@ -253,7 +253,7 @@ def test_long_repeats_by_registers(width, count, rows, gap, kernels):
     # Items of 1 to 15 bytes repeated 16 or more times: packed rows of up
     # to 64 copies by 64-byte permutes (with VBMI) or by shuffles
     # (fb_repeat_packed_items: with AVX2, or in rows of up to 64 bytes);
-    # else, with SSSE3, by the registers of the row's period
+    # else, with 16-byte kernels, by the registers of the row's period
     # (fb_repeat_rows): whole periods,
     # then the period's first registers while 16 bytes are left, then,
     # unless the row is whole registers, one register that ends at the

@@ -279,7 +279,7 @@ cdef inline bint repeats_by_shuffles(intp width, intp count, intp src_outer,
     1.2). Register widths twice stay a weave: level in long blocks, but
     an image row a block (uint8 upsampled (h 2) (w 2)) lost a tenth."""
     return (src_outer == width and dst_outer == count * width and width <= 16
-            and 2 <= count <= FB_PACKED_COUNT_MAX and tuning.shuffled_repeats and use_ssse3()
+            and 2 <= count <= FB_PACKED_COUNT_MAX and tuning.shuffled_repeats and use_simd128()
             and (use_avx2() or width * count <= 64)
             and not (count == 2 and is_register_width(width)))
 
@@ -303,7 +303,7 @@ cdef inline bint repeats_from_registers(intp width, intp count) noexcept nogil:
     """Whether a block of items of ``width`` bytes, each written ``count``
     times side by side, stores each copy from two registers of the item
     (fb_repeat_item_rows), where not by permutes: 17 to 64 bytes, 2 to 15
-    copies or rows under 512 bytes, with SSSE3 (and AVX from 32 bytes).
+    copies or rows under 512 bytes, with 16-byte kernels (and AVX from 32 bytes).
     1 MiB out=, one thread, over np.copyto, against item by item: 40-byte
     items twice 4.1 -> 1.3, 64-byte items 8 times 1.7 -> 0.84; 16 MiB
     33-byte items twice 0.90 -> 0.67. Longer rows keep memcpy doubling:
@@ -311,7 +311,7 @@ cdef inline bint repeats_from_registers(intp width, intp count) noexcept nogil:
     thread: 40-byte items 40 times 0.33 -> 0.50), where the stage is read
     right after."""
     return (16 < width <= 64 and (count < 16 or width * count < 512) and tuning.register_repeats
-            and use_ssse3() and (width < 32 or cpu_avx))
+            and use_simd128() and (width < 32 or cpu_avx))
 
 
 cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
@@ -340,7 +340,7 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             fb_repeat_period_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner)
         elif repeats_from_registers(width, n_inner):
             fb_repeat_item_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner)
-        elif use_ssse3() and width < 16 and n_inner >= 16:
+        elif use_simd128() and width < 16 and n_inner >= 16:
             # Rows of at least one period (16 items): whole registers of the pattern.
             n_masks = repeat_masks(masks, width)
             fb_repeat_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks, n_masks)
@@ -348,7 +348,7 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             # Register widths twice (a weave), rows apart, and the rows the
             # shuffles leave: one load and n_inner stores an item.
             repeat_block(dst, src, n_outer, n_inner, dst_outer, src_outer, width)
-        elif use_ssse3() and width < 16 and n_inner > 2:
+        elif use_simd128() and width < 16 and n_inner > 2:
             # Shorter rows of other widths, 3 to 15 copies: the registers of
             # the period's start (1 MiB results of 3- to 15-byte items 8
             # times: 1.1 to 3.5 x np.copyto, item by item 1.9 to 7.3;
@@ -358,7 +358,7 @@ cdef inline void copy_block(BlockLoop loop, char* dst, const char* src,
             fb_repeat_short_rows(dst, src, n_outer, dst_outer, src_outer, width, n_inner, masks,
                                  n_masks)
         elif n_inner < 16:
-            # Two copies, wider items, or no SSSE3: item by item (two copies
+            # Two copies, wider items, or no 16-byte kernels: item by item (two copies
             # of a compile-time size each). By memcpy doubling, three or
             # four library calls a row, 1 MiB results took 4 to 30 x
             # np.copyto (float32 pixels of 5 twice: 8.2, now 1.6).

@@ -3,8 +3,8 @@
 # A gathered run (the plan's gather mode) reads each destination item from
 # its own source offset: one load and one store per item, which for bytes is
 # several times slower than memory. Where the CPU has a byte shuffle (x86-64
-# SSSE3 ``pshufb``, checked at run time), each 16-byte piece of the run is
-# built from unaligned 16-byte source loads (windows), each shuffled into
+# SSSE3 ``pshufb``, checked at run time; aarch64 NEON ``tbl``), each 16-byte
+# piece of the run is built from unaligned 16-byte source loads (windows), each shuffled into
 # place by a mask computed when the plan is built and OR-ed together (mask
 # bytes of 0x80 give zeros). Even a window per item beats the item loop.
 #

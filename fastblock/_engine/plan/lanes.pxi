@@ -105,7 +105,7 @@ cdef bint plan_lanes(Plan* p, Axes* axes) noexcept nogil:
     cdef int lane_axis[LANES_MAX]
     cdef LaneTranspose* t = &p.lanes
     t.n_lanes = 0
-    if not use_ssse3() or (w != 1 and w != 2 and w != 4 and w != 8) or axes.n < 2:
+    if not use_simd128() or (w != 1 and w != 2 and w != 4 and w != 8) or axes.n < 2:
         return False
     pixel_axis = choose_lane_form(t, axes, w, lane_axis, &n_lane_axes, &n_lanes)
     if pixel_axis < 0 or not lanes_pay(p, n_lanes, axes.extent[pixel_axis]):

@@ -7,7 +7,8 @@ enum {
     FB_CPU_AVX = 4,
     FB_CPU_AVX512_VBMI = 8,
     FB_CPU_AVX2 = 16,
-    FB_CPU_F16C = 32
+    FB_CPU_F16C = 32,
+    FB_CPU_NEON = 64
 };
 
 /* 0 until the first question; the probe gives the same bits on every
@@ -30,6 +31,9 @@ static int fb_cpu_probe(void) {
         && __builtin_cpu_supports("avx512vbmi"))
         features |= FB_CPU_AVX512_VBMI;
 #endif
+#if FB_NEON
+    features |= FB_CPU_NEON;
+#endif
     return features;
 }
 
@@ -39,7 +43,9 @@ static int fb_cpu_has(int feature) {
     return (fb_cpu_features & feature) != 0;
 }
 
+int fb_cpu_has_simd128(void) { return fb_cpu_has(FB_CPU_SSSE3 | FB_CPU_NEON); }
 int fb_cpu_has_ssse3(void) { return fb_cpu_has(FB_CPU_SSSE3); }
+int fb_cpu_has_neon(void) { return fb_cpu_has(FB_CPU_NEON); }
 int fb_cpu_has_avx(void) { return fb_cpu_has(FB_CPU_AVX); }
 int fb_cpu_has_avx2(void) { return fb_cpu_has(FB_CPU_AVX2); }
 int fb_cpu_has_f16c(void) { return fb_cpu_has(FB_CPU_F16C); }

@@ -1,13 +1,17 @@
 /* The CPU's SIMD features, detected once and cached: every kernel family
    asks here before it plans its SIMD variant. Each answer is 0 where the
-   build has no SIMD variants (fb_common.h: FB_X86_SIMD). */
+   build has no SIMD variants (fb_common.h: FB_X86_SIMD, FB_NEON). */
 #ifndef FASTBLOCK_CPU_H
 #define FASTBLOCK_CPU_H
 
 #include "fb_common.h"
 
-/* pshufb: byte shuffles, lane transposes, Tile's repeated rows. */
+/* The 16-byte kernels (simd128.h: byte shuffles, lane transposes, Tile's
+   repeated rows): SSSE3's pshufb on x86, NEON on aarch64 (every aarch64
+   CPU has it). */
+FB_INTERNAL int fb_cpu_has_simd128(void);
 FB_INTERNAL int fb_cpu_has_ssse3(void);
+FB_INTERNAL int fb_cpu_has_neon(void);
 /* 32-byte streaming stores. */
 FB_INTERNAL int fb_cpu_has_avx(void);
 /* 32-byte byte shuffles: Tile's packed repeats without VBMI. */

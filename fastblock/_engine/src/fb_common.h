@@ -25,7 +25,19 @@ typedef struct { uint64_t lo, hi; } fb_item16;
 #define FB_X86_SIMD 0
 #endif
 #endif
-#if FB_X86_SIMD
+/* aarch64 with GCC or Clang: the 16-byte kernels in NEON (simd128.h),
+   which every aarch64 CPU has. */
+#ifndef FB_NEON               /* -DFB_NEON=0: the fallbacks alone */
+#if defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define FB_NEON 1
+#else
+#define FB_NEON 0
+#endif
+#endif
+/* The 16-byte kernels are built (on x86 they run only where cpu.h
+   reports SSSE3). */
+#define FB_SIMD128 (FB_X86_SIMD || FB_NEON)
+#if FB_SIMD128
 /* Unroll a loop whose trip count is a constant after inlining, so that
    register indices are constants and the registers stay registers. */
 #define FB_UNROLL _Pragma("GCC unroll 16")

@@ -8,10 +8,7 @@
 #include "lanes.h"
 #include "register_transpose.h"
 
-#if FB_X86_SIMD
-#include <immintrin.h>
-
-/* SSSE3 */
+#if FB_SIMD128
 
 
 /* Pixels i .. n-1 of a row, item by item (a run shorter than a group, or
@@ -29,20 +26,20 @@ void fb_lanes_tail(char *dst, const char *src, fb_intp i, fb_intp n, int L,
         }
 }
 
-#define FB_MASK(k) _mm_loadu_si128((const __m128i *)(masks + 16 * (k)))
+#define FB_MASK(k) fb_v128_load(masks + 16 * (k))
 
 /* One row of n pixels of L lanes of W-byte items (P = L rounded up to a
    power of two; W, P and interleave are constants after inlining).
    masks: pixel order, end of run (last two registers), lane order, lane
    order of the run's last load. */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_lanes_row(char *dst, const char *src, fb_intp n, int L, const fb_intp *lane,
                   const unsigned char *masks, const int interleave, const int P, const int W) {
     const int e = 16 / P;               /* bytes of one lane in one element */
     const int G = 16 / W;               /* pixels in a group (a lane register) */
     const fb_intp span = 16 * (fb_intp)L;     /* bytes of a group's pixels */
-    const __m128i pixel_order = FB_MASK(0), lane_order = FB_MASK(3);
-    __m128i r[16];
+    const fb_v128 pixel_order = FB_MASK(0), lane_order = FB_MASK(3);
+    fb_v128 r[16];
     fb_intp i;
     int c, l;
     for (i = 0; i + G <= n; i += G) {
@@ -54,43 +51,42 @@ void fb_lanes_row(char *dst, const char *src, fb_intp n, int L, const fb_intp *l
             char *d = dst + i * L * W;
             FB_UNROLL
             for (l = 0; l < P; l++)
-                r[l] = l < L ? _mm_loadu_si128((const __m128i *)(src + lane[l] + i * W))
-                             : _mm_setzero_si128();
+                r[l] = l < L ? fb_v128_load(src + lane[l] + i * W)
+                             : fb_v128_zero();
             fb_transpose_registers(r, P);
             FB_UNROLL
             for (c = 0; c < P; c++) {
                 if (P < 16)
-                    r[c] = _mm_shuffle_epi8(r[c], pixel_order);
+                    r[c] = fb_v128_shuffle(r[c], pixel_order);
                 if (c < P - 1)
-                    _mm_storeu_si128((__m128i *)(d + c * e * L), r[c]);
+                    fb_v128_store(d + c * e * L, r[c]);
             }
             if (L == P || !run_end)
-                _mm_storeu_si128((__m128i *)(d + (P - 1) * e * L), r[P - 1]);
+                fb_v128_store(d + (P - 1) * e * L, r[P - 1]);
             else
-                _mm_storeu_si128((__m128i *)(d + span - 16),
-                                 _mm_or_si128(_mm_shuffle_epi8(r[P - 2], FB_MASK(1)),
-                                              _mm_shuffle_epi8(r[P - 1], FB_MASK(2))));
+                fb_v128_store(d + span - 16, fb_v128_or(fb_v128_shuffle(r[P - 2], FB_MASK(1)),
+                                              fb_v128_shuffle(r[P - 1], FB_MASK(2))));
         } else {
             const char *s = src + i * L * W;
             FB_UNROLL
             for (c = 0; c < P - 1; c++) {
-                r[c] = _mm_loadu_si128((const __m128i *)(s + c * e * L));
+                r[c] = fb_v128_load(s + c * e * L);
                 if (P < 16)
-                    r[c] = _mm_shuffle_epi8(r[c], lane_order);
+                    r[c] = fb_v128_shuffle(r[c], lane_order);
             }
             if (L == P || !run_end) {
-                r[P - 1] = _mm_loadu_si128((const __m128i *)(s + (P - 1) * e * L));
+                r[P - 1] = fb_v128_load(s + (P - 1) * e * L);
                 if (P < 16)
-                    r[P - 1] = _mm_shuffle_epi8(r[P - 1], lane_order);
+                    r[P - 1] = fb_v128_shuffle(r[P - 1], lane_order);
             } else {
-                r[P - 1] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(s + span - 16)),
+                r[P - 1] = fb_v128_shuffle(fb_v128_load(s + span - 16),
                                             FB_MASK(4));
             }
             fb_transpose_registers(r, P);
             FB_UNROLL
             for (l = 0; l < P; l++)
                 if (l < L)
-                    _mm_storeu_si128((__m128i *)(dst + lane[l] + i * W), r[l]);
+                    fb_v128_store(dst + lane[l] + i * W, r[l]);
         }
         /* Pixels left that are not a whole group: the last group ends at
            the run's end instead, over pixels already moved (the same
@@ -103,13 +99,13 @@ void fb_lanes_row(char *dst, const char *src, fb_intp n, int L, const fb_intp *l
 #undef FB_MASK
 
 /* One group of G pixels of fb_wide_lanes_row_q (below). */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_wide_group(char *dst, const char *src, fb_intp i, int L, const fb_intp *lane,
                    const int interleave, const int W, const int Q, const int padded,
                    const int at_end) {
     const int G = 16 / W;
     const int last_bytes = (L - (Q - 1) * G) * W;
-    __m128i r[64];
+    fb_v128 r[64];
     unsigned char edge[16];
     int q, k, l;
     if (interleave) {
@@ -117,12 +113,12 @@ void fb_wide_group(char *dst, const char *src, fb_intp i, int L, const fb_intp *
         for (q = 0; q < Q; q++) {
             FB_UNROLL
             for (k = 0; k < G; k++)
-                r[q * G + k] = _mm_loadu_si128((const __m128i *)(src + lane[q * G + k] + i * W));
+                r[q * G + k] = fb_v128_load(src + lane[q * G + k] + i * W);
             fb_transpose_registers(r + q * G, G);
             /* Whole blocks are stored as soon as they are transposed. */
             FB_UNROLL
             for (k = 0; k < G && !padded; k++)
-                _mm_storeu_si128((__m128i *)(dst + ((i + k) * L + q * G) * W), r[q * G + k]);
+                fb_v128_store(dst + ((i + k) * L + q * G) * W, r[q * G + k]);
         }
         FB_UNROLL
         for (k = 0; k < G && padded; k++) {
@@ -130,10 +126,10 @@ void fb_wide_group(char *dst, const char *src, fb_intp i, int L, const fb_intp *
             for (q = 0; q < Q; q++) {
                 char *at = dst + ((i + k) * L + q * G) * W;
                 if (at_end && q == Q - 1 && k == G - 1) {
-                    _mm_storeu_si128((__m128i *)edge, r[q * G + k]);
+                    fb_v128_store(edge, r[q * G + k]);
                     memcpy(at, edge, (size_t)last_bytes);
                 } else {
-                    _mm_storeu_si128((__m128i *)at, r[q * G + k]);
+                    fb_v128_store(at, r[q * G + k]);
                 }
             }
         }
@@ -146,9 +142,9 @@ void fb_wide_group(char *dst, const char *src, fb_intp i, int L, const fb_intp *
                 if (at_end && q == Q - 1 && k == G - 1) {
                     memset(edge, 0, 16);
                     memcpy(edge, at, (size_t)last_bytes);
-                    r[q * G + k] = _mm_loadu_si128((const __m128i *)edge);
+                    r[q * G + k] = fb_v128_load(edge);
                 } else {
-                    r[q * G + k] = _mm_loadu_si128((const __m128i *)at);
+                    r[q * G + k] = fb_v128_load(at);
                 }
             }
             fb_transpose_registers(r + q * G, G);
@@ -156,7 +152,7 @@ void fb_wide_group(char *dst, const char *src, fb_intp i, int L, const fb_intp *
         FB_UNROLL
         for (l = 0; l < Q * G; l++)
             if (l < L)
-                _mm_storeu_si128((__m128i *)(dst + lane[l] + i * W), r[l]);
+                fb_v128_store(dst + lane[l] + i * W, r[l]);
     }
 }
 
@@ -174,7 +170,7 @@ void fb_wide_group(char *dst, const char *src, fb_intp i, int L, const fb_intp *
    do not make the main loop keep its registers in memory). The lane
    offsets are copied to a local array first: the stores (through char
    pointers) could otherwise alias them and force a reload. */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_wide_lanes_row_q(char *dst, const char *src, fb_intp n, int L,
                          const fb_intp *lane_in, const int interleave, const int W,
                          const int Q, const int padded) {
@@ -199,26 +195,26 @@ void fb_wide_lanes_row_q(char *dst, const char *src, fb_intp n, int L,
 /* Block q (lanes qG .. qG+G-1) of the G pixels from pixel i: one G x G
    register transpose. ``edge_bytes`` > 0: the block is the last pixel's
    padded last block at the end of a run, moved through a buffer. */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_wide_block(char *dst, const char *src, fb_intp i, int L, const fb_intp *lane,
                    int q, const int interleave, const int W, int edge_bytes) {
     const int G = 16 / W;
-    __m128i r[16];
+    fb_v128 r[16];
     unsigned char edge[16];
     int k;
     if (interleave) {
         FB_UNROLL
         for (k = 0; k < G; k++)
-            r[k] = _mm_loadu_si128((const __m128i *)(src + lane[q * G + k] + i * W));
+            r[k] = fb_v128_load(src + lane[q * G + k] + i * W);
         fb_transpose_registers(r, G);
         FB_UNROLL
         for (k = 0; k < G; k++) {
             char *at = dst + ((i + k) * L + q * G) * W;
             if (k == G - 1 && edge_bytes) {
-                _mm_storeu_si128((__m128i *)edge, r[k]);
+                fb_v128_store(edge, r[k]);
                 memcpy(at, edge, (size_t)edge_bytes);
             } else {
-                _mm_storeu_si128((__m128i *)at, r[k]);
+                fb_v128_store(at, r[k]);
             }
         }
     } else {
@@ -228,16 +224,16 @@ void fb_wide_block(char *dst, const char *src, fb_intp i, int L, const fb_intp *
             if (k == G - 1 && edge_bytes) {
                 memset(edge, 0, 16);
                 memcpy(edge, at, (size_t)edge_bytes);
-                r[k] = _mm_loadu_si128((const __m128i *)edge);
+                r[k] = fb_v128_load(edge);
             } else {
-                r[k] = _mm_loadu_si128((const __m128i *)at);
+                r[k] = fb_v128_load(at);
             }
         }
         fb_transpose_registers(r, G);
         FB_UNROLL
         for (k = 0; k < G; k++)
             if (q * G + k < L)
-                _mm_storeu_si128((__m128i *)(dst + lane[q * G + k] + i * W), r[k]);
+                fb_v128_store(dst + lane[q * G + k] + i * W, r[k]);
     }
 }
 
@@ -246,18 +242,18 @@ void fb_wide_block(char *dst, const char *src, fb_intp i, int L, const fb_intp *
    four stores in a row: in pixel order, 16 bytes of every lane at a
    time, the 16 lines of a byte block that share a set of 8 ways were
    each fetched four times. The padding lanes are not stored. */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_wide_line_split(char *dst, const char *src, fb_intp i, int L, const fb_intp *lane,
                         int q, const int W) {
     const int G = 16 / W;
-    __m128i r[16];
-    __m128i stage[16][4];
+    fb_v128 r[16];
+    fb_v128 stage[16][4];
     int g, k;
     FB_UNROLL
     for (g = 0; g < 4; g++) {
         FB_UNROLL
         for (k = 0; k < G; k++)
-            r[k] = _mm_loadu_si128((const __m128i *)(src + ((i + g * G + k) * L + q * G) * W));
+            r[k] = fb_v128_load(src + ((i + g * G + k) * L + q * G) * W);
         fb_transpose_registers(r, G);
         FB_UNROLL
         for (k = 0; k < G; k++)
@@ -265,13 +261,13 @@ void fb_wide_line_split(char *dst, const char *src, fb_intp i, int L, const fb_i
     }
     FB_UNROLL
     for (k = 0; k < G; k++) {
-        __m128i *to;
+        fb_v128 *to;
         if (q * G + k >= L)
             break;
-        to = (__m128i *)(dst + lane[q * G + k] + i * W);
+        to = (fb_v128 *)(dst + lane[q * G + k] + i * W);
         FB_UNROLL
         for (g = 0; g < 4; g++)
-            _mm_storeu_si128(to + g, stage[k][g]);
+            fb_v128_store(to + g, stage[k][g]);
     }
 }
 
@@ -288,7 +284,7 @@ void fb_wide_line_split(char *dst, const char *src, fb_intp i, int L, const fb_i
    ``lane`` has an entry for each of the Q G lanes, the padding ones
    included. ``line_split``: a split's whole blocks go through
    fb_wide_line_split. */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_wide_lines(char *dst, const char *src, fb_intp n, int L, const fb_intp *lane,
                    const int interleave, const int W, const int padded,
                    int line_split) {
@@ -335,7 +331,7 @@ void fb_wide_lines(char *dst, const char *src, fb_intp n, int L, const fb_intp *
    memory). The lane offsets are copied to a local array first: the
    stores (through char pointers) could otherwise alias them and force a
    reload. */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_wide_lanes_row_long(char *dst, const char *src, fb_intp n, int L,
                             const fb_intp *lane_in, const int interleave, const int W,
                             const int padded) {
@@ -439,7 +435,7 @@ static int fb_lanes_crowd_a_set(const fb_intp *lane, int L) {
    a function of their own: added to fb_wide_rows, they made the
    compiler spill a register in the 4-lane interleave's loop (1.8 times
    as long in cache). */
-__attribute__((target("ssse3"), noinline))
+__attribute__((noinline)) FB_V128_TARGET
 static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *rows,
                                  fb_intp n, int L, const fb_intp *lane_in, int interleave,
                                  int width, int line_split) {
@@ -479,7 +475,7 @@ static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *r
 /* The register-transpose rows in a function of their own: inlined into
    fb_lanes_rows, their large frame slowed the byte kernel's short rows
    (24-pixel rows of 4 byte lanes by 12%). */
-__attribute__((target("ssse3"), noinline))
+__attribute__((noinline)) FB_V128_TARGET
 static void fb_wide_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                          int L, const fb_intp *lane, int interleave, int width) {
     #define r (*rows)
@@ -497,12 +493,12 @@ static void fb_wide_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
 }
 
 /* Two lanes of 4-byte items, 4 pixels a step: a split takes each
-   lane's items of two registers by one shufps, an interleave pairs them
-   by unpcklps / unpckhps; the padded register transposes below would
+   lane's items of two registers by one shufps (NEON: uzp), an interleave
+   pairs them by unpacks (zips); the padded register transposes below would
    move two empty lanes as well (PAIR_MIN_PIXELS has figures). A run of
    n >= 4 pixels ends with a step that ends at its end (over pixels
    already moved). */
-__attribute__((target("ssse3"), noinline))
+__attribute__((noinline)) FB_V128_TARGET
 static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                          const fb_intp *lane, int interleave) {
     const FbLaneRows r = *rows;
@@ -514,15 +510,15 @@ static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
         for (j = 0; j < n; j += 4) {
             i = j + 4 <= n ? j : n - 4;
             if (interleave) {
-                __m128 a = _mm_loadu_ps((const float *)(s + lane0 + 4 * i));
-                __m128 b = _mm_loadu_ps((const float *)(s + lane1 + 4 * i));
-                _mm_storeu_ps((float *)(d + 8 * i), _mm_unpacklo_ps(a, b));
-                _mm_storeu_ps((float *)(d + 8 * i + 16), _mm_unpackhi_ps(a, b));
+                fb_v128 a = fb_v128_load(s + lane0 + 4 * i);
+                fb_v128 b = fb_v128_load(s + lane1 + 4 * i);
+                fb_v128_store(d + 8 * i, fb_v128_zip_lo32(a, b));
+                fb_v128_store(d + 8 * i + 16, fb_v128_zip_hi32(a, b));
             } else {
-                __m128 a = _mm_loadu_ps((const float *)(s + 8 * i));
-                __m128 b = _mm_loadu_ps((const float *)(s + 8 * i + 16));
-                _mm_storeu_ps((float *)(d + lane0 + 4 * i), _mm_shuffle_ps(a, b, 0x88));
-                _mm_storeu_ps((float *)(d + lane1 + 4 * i), _mm_shuffle_ps(a, b, 0xDD));
+                fb_v128 a = fb_v128_load(s + 8 * i);
+                fb_v128 b = fb_v128_load(s + 8 * i + 16);
+                fb_v128_store(d + lane0 + 4 * i, fb_v128_even32(a, b));
+                fb_v128_store(d + lane1 + 4 * i, fb_v128_odd32(a, b));
             }
         }
     }
@@ -530,7 +526,7 @@ static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
 
 /* Pixels of up to FB_LANES_MAX bytes, at least 4 of them (LANE_GROUP
    bytes of 4-byte items). */
-__attribute__((target("ssse3")))
+FB_V128_TARGET
 void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,
                    const fb_intp *lane, const unsigned char *masks, int interleave, int width,
                    int line_split) {

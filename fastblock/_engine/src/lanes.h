@@ -28,18 +28,21 @@ typedef struct {
    line_split: a split of more than 8 lanes of 1- to 4-byte items that
    writes each lane's line by consecutive stores (the planner's
    splits_by_lines says where). */
-#if FB_X86_SIMD
+#if FB_SIMD128
 FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                                int L, const fb_intp *lane, const unsigned char *masks,
                                int interleave, int width, int line_split);
+#else
+/* Without 16-byte kernels the planner chooses no lane transposes (cpu.h
+   answers 0): the calls compile to nothing. */
+#define fb_lanes_rows(...) ((void)0)
+#endif
+#if FB_X86_SIMD
 /* The same for 2 to 4 lanes of 1-, 2- or 4-byte items by 64-byte permutes
    (lanes_wide.c): called only where the CPU has AVX-512 VBMI. */
 FB_INTERNAL void fb_lanes_rows_wide(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
                                     int L, const fb_intp *lane, int interleave, int width);
 #else
-/* Without SSSE3 the planner chooses no lane transposes (cpu.h answers 0):
-   the calls compile to nothing. */
-#define fb_lanes_rows(...) ((void)0)
 #define fb_lanes_rows_wide(...) ((void)0)
 #endif
 

@@ -4,15 +4,18 @@
    repeated 64 times in 0.6 of np.copyto's time against 1.0. */
 #include "repeat.h"
 
+#if FB_SIMD128
+#include "simd128.h"
 #if FB_X86_SIMD
 #include <immintrin.h>
+#endif
 
-/* SSSE3 */
+/* 16-byte registers (SSSE3, NEON) */
 
 /* The `width` (1 to 15) bytes at src in the low bytes of a register, the
    others zero: two loads that overlap inside the item, not byte by byte. */
-static inline __attribute__((always_inline, target("ssse3")))
-__m128i fb_load_item(const char *src, fb_intp width) {
+static inline __attribute__((always_inline)) FB_V128_TARGET
+fb_v128 fb_load_item(const char *src, fb_intp width) {
     uint64_t lo = 0, hi = 0;
     uint32_t a4, b4;
     uint16_t a2, b2;
@@ -33,7 +36,7 @@ __m128i fb_load_item(const char *src, fb_intp width) {
     } else {
         lo = (unsigned char)src[0];
     }
-    return _mm_set_epi64x((long long)hi, (long long)lo);
+    return fb_v128_from_u64(hi, lo);
 }
 
 /* A row's whole R-byte registers `pattern[0 ... N - 1]`, period after
@@ -51,57 +54,57 @@ __m128i fb_load_item(const char *src, fb_intp width) {
    registers only with N a constant after inlining: a loop over a
    register array indexed at run time took 2 to 3 times as long (64 MiB
    of 3-byte items repeated 64 times). */
-static inline __attribute__((always_inline, target("ssse3")))
-fb_intp fb_repeat_period(char *d, __m128i item, fb_intp total,
+static inline __attribute__((always_inline)) FB_V128_TARGET
+fb_intp fb_repeat_period(char *d, fb_v128 item, fb_intp total,
                          const unsigned char *masks, const int N) {
-    __m128i pattern[16];
+    fb_v128 pattern[16];
     fb_intp off;
     int r;
     for (r = 0; r < N; r++)
-        pattern[r] = _mm_shuffle_epi8(item, _mm_loadu_si128((const __m128i *)(masks + 16 * r)));
+        pattern[r] = fb_v128_shuffle(item, fb_v128_load(masks + 16 * r));
     if (N == 1) {
         /* One register is the whole period: four stores a line. */
         for (off = 0; off + 64 <= total; off += 64) {
-            _mm_storeu_si128((__m128i *)(d + off), pattern[0]);
-            _mm_storeu_si128((__m128i *)(d + off + 16), pattern[0]);
-            _mm_storeu_si128((__m128i *)(d + off + 32), pattern[0]);
-            _mm_storeu_si128((__m128i *)(d + off + 48), pattern[0]);
+            fb_v128_store(d + off, pattern[0]);
+            fb_v128_store(d + off + 16, pattern[0]);
+            fb_v128_store(d + off + 32, pattern[0]);
+            fb_v128_store(d + off + 48, pattern[0]);
         }
         for (; off + 16 <= total; off += 16)
-            _mm_storeu_si128((__m128i *)(d + off), pattern[0]);
+            fb_v128_store(d + off, pattern[0]);
         return off;
     }
-    FB_STORE_PERIODS(_mm_storeu_si128, __m128i, 16);
+    FB_STORE_PERIODS(fb_v128_store, fb_v128, 16);
     return off;
 }
 
 /* The shuffle of a row's last 16 bytes (byte j: item byte (total - 16 +
    j) % width), for rows of at least 16 bytes. */
-static inline __attribute__((always_inline, target("ssse3")))
-__m128i fb_tail_mask(fb_intp total, fb_intp width) {
+static inline __attribute__((always_inline)) FB_V128_TARGET
+fb_v128 fb_tail_mask(fb_intp total, fb_intp width) {
     unsigned char bytes[16];
     fb_intp j, b = (total - 16) % width;
     for (j = 0; j < 16; j++) {
         bytes[j] = (unsigned char)b;
         b = b + 1 == width ? 0 : b + 1;
     }
-    return _mm_loadu_si128((const __m128i *)bytes);
+    return fb_v128_load(bytes);
 }
 
 /* Every register comes from the item in a register: the rest of a row
    read back from the bytes just stored (16-byte loads across two
    stores, which the CPU cannot forward) took 3.4 x np.copyto for 3-byte
    items 40 times, against 1.0 so. */
-__attribute__((target("ssse3")))
+FB_V128_TARGET
 void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                     fb_intp src_row, fb_intp width, fb_intp count,
                     const unsigned char *masks, int n_masks) {
     const fb_intp total = width * count;
-    const __m128i tail = fb_tail_mask(total, width);
+    const fb_v128 tail = fb_tail_mask(total, width);
     fb_intp i, off;
     for (i = 0; i < n_rows; i++) {
         char *d = dst + i * dst_row;
-        __m128i item = fb_load_item(src + i * src_row, width);
+        fb_v128 item = fb_load_item(src + i * src_row, width);
         switch (n_masks) {   /* widths 1, 2, 4, 8; 3, 6, 12; 5, 10; 7, 14 */
         case 1: off = fb_repeat_period(d, item, total, masks, 1); break;
         case 3: off = fb_repeat_period(d, item, total, masks, 3); break;
@@ -112,7 +115,7 @@ void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
         /* The row's last bytes (under 16): one register that ends at the
            row's end, over bytes already right. */
         if (off < total)
-            _mm_storeu_si128((__m128i *)(d + total - 16), _mm_shuffle_epi8(item, tail));
+            fb_v128_store(d + total - 16, fb_v128_shuffle(item, tail));
     }
 }
 
@@ -123,7 +126,7 @@ void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
    after it; the block's last rows, and rows apart, end with a register
    that ends at the row's end (tail_mask), or under 16 bytes, with a copy
    of the row's bytes. */
-__attribute__((target("ssse3")))
+FB_V128_TARGET
 void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                           fb_intp src_row, fb_intp width, fb_intp count,
                           const unsigned char *masks, int n_masks) {
@@ -132,10 +135,10 @@ void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp ds
     /* Rows the last register of a row reaches into. */
     const fb_intp spill_rows = (past_end + total - 1) / total;
     /* total is at most 15 * 15 bytes: 15 registers. */
-    __m128i reg_mask[15], tail = _mm_setzero_si128();
+    fb_v128 reg_mask[15], tail = fb_v128_zero();
     fb_intp i, r, packed = 0;
     for (r = 0; r < n_regs; r++)
-        reg_mask[r] = _mm_loadu_si128((const __m128i *)(masks + 16 * (r % n_masks)));
+        reg_mask[r] = fb_v128_load(masks + 16 * (r % n_masks));
     if (total >= 16)
         tail = fb_tail_mask(total, width);
     /* Rows whose last register stays inside the block's later rows. */
@@ -143,20 +146,20 @@ void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows, fb_intp ds
         packed = n_rows - spill_rows;
     for (i = 0; i < packed; i++) {
         char *d = dst + i * dst_row;
-        __m128i item = fb_load_item(src + i * src_row, width);
+        fb_v128 item = fb_load_item(src + i * src_row, width);
         for (r = 0; r < n_regs; r++)
-            _mm_storeu_si128((__m128i *)(d + 16 * r), _mm_shuffle_epi8(item, reg_mask[r]));
+            fb_v128_store(d + 16 * r, fb_v128_shuffle(item, reg_mask[r]));
     }
     for (; i < n_rows; i++) {
         char *d = dst + i * dst_row;
-        __m128i item = fb_load_item(src + i * src_row, width);
+        fb_v128 item = fb_load_item(src + i * src_row, width);
         if (total >= 16) {
             for (r = 0; 16 * (r + 1) <= total; r++)
-                _mm_storeu_si128((__m128i *)(d + 16 * r), _mm_shuffle_epi8(item, reg_mask[r]));
-            _mm_storeu_si128((__m128i *)(d + total - 16), _mm_shuffle_epi8(item, tail));
+                fb_v128_store(d + 16 * r, fb_v128_shuffle(item, reg_mask[r]));
+            fb_v128_store(d + total - 16, fb_v128_shuffle(item, tail));
         } else {
             unsigned char row[16];
-            _mm_storeu_si128((__m128i *)row, _mm_shuffle_epi8(item, reg_mask[0]));
+            fb_v128_store(row, fb_v128_shuffle(item, reg_mask[0]));
             memcpy(d, row, (size_t)total);
         }
     }
@@ -223,23 +226,26 @@ static const unsigned char *fb_packed_indices(fb_intp width, fb_intp count) {
         }                                                                           \
     } while (0)
 
-#define FB_ITEMS_16(p) _mm_loadu_si128((const __m128i *)(p))
+#define FB_ITEMS_16(p) fb_v128_load(p)
+#if FB_X86_SIMD
 #define FB_ITEMS_32(p) _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p)))
+#endif
 
 /* fb_repeat_packed_items' rounds in 16-byte registers; returns the items
    done. Called with an array of 4 or 15 (kept in registers) or of
    FB_PACKED_COUNT_MAX + 1; REGS: the round's registers where a constant
    (0: worked out). */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 fb_intp fb_shuffle_rounds(char *dst, const char *src, fb_intp n, fb_intp width, fb_intp count,
-                          const unsigned char *index, __m128i *mask, const fb_intp REGS) {
+                          const unsigned char *index, fb_v128 *mask, const fb_intp REGS) {
     const fb_intp regs = REGS ? REGS : (16 / width * width * count + 15) / 16;
     fb_intp i;
-    FB_SHUFFLE_ROUNDS(__m128i, 16, _mm_loadu_si128, FB_ITEMS_16, _mm_shuffle_epi8,
-                      _mm_storeu_si128);
+    FB_SHUFFLE_ROUNDS(fb_v128, 16, fb_v128_load, FB_ITEMS_16, fb_v128_shuffle,
+                      fb_v128_store);
     return i;
 }
 
+#if FB_X86_SIMD
 /* The same in 32-byte registers, for rounds of at least 32 result bytes. */
 static inline __attribute__((always_inline, target("avx2")))
 fb_intp fb_shuffle_rounds_avx2(char *dst, const char *src, fb_intp n, fb_intp width,
@@ -252,9 +258,12 @@ fb_intp fb_shuffle_rounds_avx2(char *dst, const char *src, fb_intp n, fb_intp wi
     return i;
 }
 
+#endif
 #undef FB_SHUFFLE_ROUNDS
 #undef FB_ITEMS_16
 #undef FB_ITEMS_32
+
+#if FB_X86_SIMD
 
 /* The rounds by fb_shuffle_rounds_avx2, with the round's register count a
    constant up to 4 (then the loop over them unrolls); returns the items
@@ -277,6 +286,7 @@ static fb_intp fb_repeat_rounds_avx2(char *dst, const char *src, fb_intp n, fb_i
         return fb_shuffle_rounds_avx2(dst, src, n, width, count, index, mask, 0);
     }
 }
+#endif
 
 /* fb_repeat_packed_items_wide's rounds in 16-byte registers, for CPUs
    without VBMI: a round is the 16 / width items that fit in a register,
@@ -287,7 +297,7 @@ static fb_intp fb_repeat_rounds_avx2(char *dst, const char *src, fb_intp n, fb_i
    the result's end (or, under 16 bytes, goes through a copy). Item by
    item or by the registers of each row's period, 1 MiB results of 1-byte
    items 16 times took 7 x np.copyto, 5-byte items twice 4.5 x. */
-__attribute__((target("ssse3")))
+FB_V128_TARGET
 void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
                             fb_intp count, int avx2) {
     const fb_intp item_bytes = width * count;
@@ -295,12 +305,17 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
     const unsigned char *index = fb_packed_indices(width, count);
     unsigned char rest[16];
     fb_intp i, off, left;
-    __m128i items;
+    fb_v128 items;
     char *d;
+#if FB_X86_SIMD
     if (avx2 && 16 / width * item_bytes >= 32) {
         i = fb_repeat_rounds_avx2(dst, src, n, width, count, index);
-    } else if (regs <= 4) {
-        __m128i mask[4];
+    } else
+#else
+    (void)avx2;
+#endif
+    if (regs <= 4) {
+        fb_v128 mask[4];
         if (regs == 2)
             i = fb_shuffle_rounds(dst, src, n, width, count, index, mask, 2);
         else if (regs == 3)
@@ -308,31 +323,28 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
         else
             i = fb_shuffle_rounds(dst, src, n, width, count, index, mask, 4);
     } else if (regs <= 15) {
-        __m128i mask[15];
+        fb_v128 mask[15];
         i = fb_shuffle_rounds(dst, src, n, width, count, index, mask, 0);
     } else {
-        __m128i mask[FB_PACKED_COUNT_MAX + 1];
+        fb_v128 mask[FB_PACKED_COUNT_MAX + 1];
         i = fb_shuffle_rounds(dst, src, n, width, count, index, mask, 0);
     }
     if (i == n)
         return;
     memset(rest, 0, 16);
     memcpy(rest, src + i * width, (size_t)((n - i) * width));
-    items = _mm_loadu_si128((const __m128i *)rest);
+    items = fb_v128_load(rest);
     d = dst + i * item_bytes;
     left = (n - i) * item_bytes;
     for (off = 0; off + 16 <= left; off += 16)
-        _mm_storeu_si128((__m128i *)(d + off),
-                         _mm_shuffle_epi8(items, _mm_loadu_si128((const __m128i *)(index + off))));
+        fb_v128_store(d + off, fb_v128_shuffle(items, fb_v128_load(index + off)));
     if (off == left)
         return;
     if (left >= 16) {
-        _mm_storeu_si128((__m128i *)(d + left - 16),
-                         _mm_shuffle_epi8(items,
-                                          _mm_loadu_si128((const __m128i *)(index + left - 16))));
+        fb_v128_store(d + left - 16, fb_v128_shuffle(items,
+                                          fb_v128_load(index + left - 16)));
     } else {
-        _mm_storeu_si128((__m128i *)rest,
-                         _mm_shuffle_epi8(items, _mm_loadu_si128((const __m128i *)index)));
+        fb_v128_store(rest, fb_v128_shuffle(items, fb_v128_load(index)));
         memcpy(d, rest, (size_t)left);
     }
 }
@@ -352,6 +364,7 @@ void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width
         }                                                                      \
     }
 
+#if FB_X86_SIMD
 __attribute__((target("avx")))
 static void fb_repeat_item_rows_avx(char *dst, const char *src, fb_intp n_rows,
                                     fb_intp dst_row, fb_intp src_row, fb_intp width,
@@ -359,6 +372,7 @@ static void fb_repeat_item_rows_avx(char *dst, const char *src, fb_intp n_rows,
     fb_intp i, k;
     FB_ITEM_ROWS(_mm256_loadu_si256, _mm256_storeu_si256, __m256i, 32)
 }
+#endif
 
 /* Items of 17 to 31 bytes in 16-byte registers; from 32 bytes in 32-byte
    ones (the caller has checked for AVX). Item by item, two 32-byte copies
@@ -368,15 +382,18 @@ static void fb_repeat_item_rows_avx(char *dst, const char *src, fb_intp n_rows,
 void fb_repeat_item_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                          fb_intp src_row, fb_intp width, fb_intp count) {
     fb_intp i, k;
+#if FB_X86_SIMD
     if (width >= 32) {
         fb_repeat_item_rows_avx(dst, src, n_rows, dst_row, src_row, width, count);
         return;
     }
-    FB_ITEM_ROWS(_mm_loadu_si128, _mm_storeu_si128, __m128i, 16)
+#endif
+    FB_ITEM_ROWS(fb_v128_load, fb_v128_store, fb_v128, 16)
 }
 
 #undef FB_ITEM_ROWS
 
+#if FB_X86_SIMD
 /* AVX2 */
 
 /* One row's whole 32-byte registers, period after period of N (3 or 5:
@@ -511,4 +528,5 @@ void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp 
     }
 }
 
+#endif
 #endif

@@ -13,8 +13,9 @@
    `width`-byte item (1 to 15). Each row is periodic with lcm(width, 16)
    bytes, which are `n_masks` registers, each a byte shuffle of the item
    (`masks`: 16 bytes a register, built by the engine's repeat_masks).
-   Rows hold at least one period. Called only where the CPU has SSSE3. */
-#if FB_X86_SIMD
+   Rows hold at least one period. Called only where cpu.h reports 16-byte
+   shuffles (SSSE3, NEON). */
+#if FB_SIMD128
 FB_INTERNAL void fb_repeat_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                 fb_intp src_row, fb_intp width, fb_intp count,
                                 const unsigned char *masks, int n_masks);
@@ -29,7 +30,7 @@ FB_INTERNAL void fb_repeat_short_rows(char *dst, const char *src, fb_intp n_rows
    `count` times (2 to FB_PACKED_COUNT_MAX) side by side into dst, also
    packed: every 16 source bytes give the registers of their result, each
    a byte shuffle of them; 32-byte registers where `avx2` is set (the CPU
-   has AVX2). */
+   has AVX2; ignored elsewhere). */
 FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, fb_intp width,
                                         fb_intp count, int avx2);
 /* n_rows rows (dst_row / src_row bytes apart) of `count` copies of one
@@ -37,6 +38,15 @@ FB_INTERNAL void fb_repeat_packed_items(char *dst, const char *src, fb_intp n, f
    under 32 bytes, 32-byte ones (AVX: the caller checks) from 32. */
 FB_INTERNAL void fb_repeat_item_rows(char *dst, const char *src, fb_intp n_rows, fb_intp dst_row,
                                      fb_intp src_row, fb_intp width, fb_intp count);
+#else
+/* Without 16-byte kernels the planner repeats no rows by registers
+   (cpu.h answers 0): the calls compile to nothing. */
+#define fb_repeat_rows(...) ((void)0)
+#define fb_repeat_short_rows(...) ((void)0)
+#define fb_repeat_packed_items(...) ((void)0)
+#define fb_repeat_item_rows(...) ((void)0)
+#endif
+#if FB_X86_SIMD
 /* The same for items of 20, 24, 40 or 48 bytes, at least twice, by the
    registers of each row's period (lcm(width, 32) bytes), each byte
    written once: called only where the CPU has AVX2. */
@@ -48,13 +58,7 @@ FB_INTERNAL void fb_repeat_period_rows(char *dst, const char *src, fb_intp n_row
 FB_INTERNAL void fb_repeat_packed_items_wide(char *dst, const char *src, fb_intp n, fb_intp width,
                                              fb_intp count);
 #else
-/* Without SSSE3 the planner repeats no rows by registers (cpu.h answers
-   0): the calls compile to nothing. */
-#define fb_repeat_rows(...) ((void)0)
-#define fb_repeat_short_rows(...) ((void)0)
-#define fb_repeat_packed_items(...) ((void)0)
 #define fb_repeat_packed_items_wide(...) ((void)0)
-#define fb_repeat_item_rows(...) ((void)0)
 #define fb_repeat_period_rows(...) ((void)0)
 #endif
 

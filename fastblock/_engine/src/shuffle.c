@@ -1,26 +1,26 @@
 /* Byte shuffles of gathered runs (shuffle.h): 16-byte pieces by SSSE3
-   pshufb, 64-byte pieces by AVX-512 VBMI vpermb, each piece built from
+   pshufb or NEON tbl (simd128.h), 64-byte pieces by AVX-512 VBMI vpermb, each piece built from
    unaligned source loads (windows) under masks the plan computed. */
 #include "shuffle.h"
 
-#if FB_X86_SIMD
-#include <immintrin.h>
+#if FB_SIMD128
+#include "simd128.h"
 
 /* Window slots of a periodic program (period * windows per piece), of
    64-byte and of 16-byte pieces. */
 #define FB_PERIOD_SLOTS 16
 #define FB_PERIOD16_SLOTS 8
 
-/* SSSE3: 16-byte pieces */
+/* 16-byte pieces */
 
 /* Piece q is written at advance * q, the last one at last_start. */
 #define FB_PIECE_AT(q, advance) ((q) == n_pieces - 1 ? last_start : (advance) * (q))
-#define FB_WINDOW(w) _mm_shuffle_epi8( \
-    _mm_loadu_si128((const __m128i *)(src + offset[w])), \
-    _mm_loadu_si128((const __m128i *)(mask + 16 * (w))))
+#define FB_WINDOW(w) fb_v128_shuffle( \
+    fb_v128_load(src + offset[w]), \
+    fb_v128_load(mask + 16 * (w)))
 /* Pieces first .. n_pieces - 1, every one taking W windows (a constant
    after inlining): no dispatch per piece. */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_shuffle_uniform(char *dst, const char *src, fb_intp first, fb_intp n_pieces,
                         fb_intp last_start, const fb_intp *window_offset,
                         const unsigned char *window_mask, int max_windows, const int W) {
@@ -29,11 +29,11 @@ void fb_shuffle_uniform(char *dst, const char *src, fb_intp first, fb_intp n_pie
     for (q = first; q < n_pieces; q++) {
         const fb_intp *offset = window_offset + q * max_windows;
         const unsigned char *mask = window_mask + q * max_windows * 16;
-        __m128i acc = FB_WINDOW(0);
+        fb_v128 acc = FB_WINDOW(0);
         _Pragma("GCC unroll 4")
         for (w = 1; w < W; w++)
-            acc = _mm_or_si128(acc, FB_WINDOW(w));
-        _mm_storeu_si128((__m128i *)(dst + FB_PIECE_AT(q, 16)), acc);
+            acc = fb_v128_or(acc, FB_WINDOW(w));
+        fb_v128_store(dst + FB_PIECE_AT(q, 16), acc);
     }
 }
 
@@ -43,11 +43,11 @@ void fb_shuffle_uniform(char *dst, const char *src, fb_intp first, fb_intp n_pie
    loop, which also loads a mask and an offset a window, a 3-byte item
    repeated 8 times (P 3, W 1) took about 6 cycles a piece (Tile of a
    1.5 MiB result, one thread). */
-static inline __attribute__((always_inline, target("ssse3")))
+static inline __attribute__((always_inline)) FB_V128_TARGET
 void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_intp step,
                              const fb_intp *window_offset, const unsigned char *window_mask,
                              int max_windows, const int P, const int W) {
-    __m128i index[FB_PERIOD16_SLOTS];
+    fb_v128 index[FB_PERIOD16_SLOTS];
     fb_intp offset[FB_PERIOD16_SLOTS];
     fb_intp r;
     int p, w;
@@ -55,21 +55,20 @@ void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_in
     for (p = 0; p < P; p++) {
         _Pragma("GCC unroll 8")
         for (w = 0; w < W; w++) {
-            index[p * W + w] = _mm_loadu_si128(
-                (const __m128i *)(window_mask + 16 * (p * max_windows + w)));
+            index[p * W + w] = fb_v128_load(window_mask + 16 * (p * max_windows + w));
             offset[p * W + w] = window_offset[p * max_windows + w];
         }
     }
     for (r = 0; r < n_rounds; r++, src += step, dst += 16 * P) {
         _Pragma("GCC unroll 8")
         for (p = 0; p < P; p++) {
-            __m128i acc = _mm_shuffle_epi8(
-                _mm_loadu_si128((const __m128i *)(src + offset[p * W])), index[p * W]);
+            fb_v128 acc = fb_v128_shuffle(
+                fb_v128_load(src + offset[p * W]), index[p * W]);
             _Pragma("GCC unroll 8")
             for (w = 1; w < W; w++)
-                acc = _mm_or_si128(acc, _mm_shuffle_epi8(
-                    _mm_loadu_si128((const __m128i *)(src + offset[p * W + w])), index[p * W + w]));
-            _mm_storeu_si128((__m128i *)(dst + 16 * p), acc);
+                acc = fb_v128_or(acc, fb_v128_shuffle(
+                    fb_v128_load(src + offset[p * W + w]), index[p * W + w]));
+            fb_v128_store(dst + 16 * p, acc);
         }
     }
 }
@@ -93,7 +92,7 @@ void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_in
    stack on every piece (gcc's register allocation over the whole switch;
    6 against 3 instructions a piece). */
 #define FB_DEFINE_PERIODIC16(P, W) \
-    static __attribute__((noinline, target("ssse3"))) \
+    static __attribute__((noinline)) FB_V128_TARGET \
     void fb_periodic16_##P##_##W(char *dst, const char *src, fb_intp n_rounds, fb_intp step, \
                                  fb_intp advance_16, const fb_intp *window_offset, \
                                  const unsigned char *window_mask, int max_windows, \
@@ -117,7 +116,7 @@ static int fb_periodic16_has(int period, int windows) {
     return windows >= 1 && ((period <= 2 && windows <= 4) || (period <= 4 && windows <= 2));
 }
 
-__attribute__((target("ssse3")))
+FB_V128_TARGET
 void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces, fb_intp last_start,
                        const unsigned char *n_windows, const fb_intp *window_offset,
                        const unsigned char *window_mask, int max_windows, int uniform,
@@ -149,28 +148,33 @@ void fb_shuffle_pieces(char *dst, const char *src, fb_intp n_pieces, fb_intp las
     for (q = 0; q < n_pieces; q++) {
         const fb_intp *offset = window_offset + q * max_windows;
         const unsigned char *mask = window_mask + q * max_windows * 16;
-        __m128i acc;
+        fb_v128 acc;
         /* Unrolled for the usual window counts: the loop costs more than the work. */
         switch (n_windows[q]) {
         case 1: acc = FB_WINDOW(0); break;
-        case 2: acc = _mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)); break;
-        case 3: acc = _mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)), FB_WINDOW(2)); break;
-        case 4: acc = _mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
-                                   _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))); break;
-        case 5: acc = _mm_or_si128(_mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
-                                                _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))),
+        case 2: acc = fb_v128_or(FB_WINDOW(0), FB_WINDOW(1)); break;
+        case 3: acc = fb_v128_or(fb_v128_or(FB_WINDOW(0), FB_WINDOW(1)), FB_WINDOW(2)); break;
+        case 4: acc = fb_v128_or(fb_v128_or(FB_WINDOW(0), FB_WINDOW(1)),
+                                   fb_v128_or(FB_WINDOW(2), FB_WINDOW(3))); break;
+        case 5: acc = fb_v128_or(fb_v128_or(fb_v128_or(FB_WINDOW(0), FB_WINDOW(1)),
+                                                fb_v128_or(FB_WINDOW(2), FB_WINDOW(3))),
                                    FB_WINDOW(4)); break;
-        case 6: acc = _mm_or_si128(_mm_or_si128(_mm_or_si128(FB_WINDOW(0), FB_WINDOW(1)),
-                                                _mm_or_si128(FB_WINDOW(2), FB_WINDOW(3))),
-                                   _mm_or_si128(FB_WINDOW(4), FB_WINDOW(5))); break;
+        case 6: acc = fb_v128_or(fb_v128_or(fb_v128_or(FB_WINDOW(0), FB_WINDOW(1)),
+                                                fb_v128_or(FB_WINDOW(2), FB_WINDOW(3))),
+                                   fb_v128_or(FB_WINDOW(4), FB_WINDOW(5))); break;
         default:
             acc = FB_WINDOW(0);
             for (w = 1; w < n_windows[q]; w++)
-                acc = _mm_or_si128(acc, FB_WINDOW(w));
+                acc = fb_v128_or(acc, FB_WINDOW(w));
         }
-        _mm_storeu_si128((__m128i *)(dst + FB_PIECE_AT(q, 16)), acc);
+        fb_v128_store(dst + FB_PIECE_AT(q, 16), acc);
     }
 }
+
+#endif
+
+#if FB_X86_SIMD
+#include <immintrin.h>
 
 /* AVX-512 VBMI: 64-byte pieces */
 
@@ -283,7 +287,16 @@ void fb_shuffle_wide(char *dst, const char *src, fb_intp n_pieces, fb_intp advan
     FB_TABLE(0);
     #undef FB_TABLE
 }
+#endif
+
+#if FB_SIMD128
 int fb_periodic_has(int piece_bytes, int period, int windows) {
-    return piece_bytes == 64 ? fb_periodic64_has(period, windows) : fb_periodic16_has(period, windows);
+#if FB_X86_SIMD
+    if (piece_bytes == 64)
+        return fb_periodic64_has(period, windows);
+#else
+    (void)piece_bytes;
+#endif
+    return fb_periodic16_has(period, windows);
 }
 #endif

@@ -16,16 +16,16 @@ void fb_transpose_items(char *dst, const char *src, fb_intp a0, fb_intp a1,
     }
 }
 
-#if FB_X86_SIMD
+#if FB_SIMD128
 /* Register tile (a, b) of a block: items b .. b+G-1 of rows a ..
    a+G-1, transposed so that register k holds row a+k's G items. */
-static inline __attribute__((always_inline)) FB_SSE2
-void fb_tile(__m128i *r, const char *src, const fb_intp *item_offset, fb_intp a,
+static inline __attribute__((always_inline)) FB_V128_BASE_TARGET
+void fb_tile(fb_v128 *r, const char *src, const fb_intp *item_offset, fb_intp a,
              fb_intp b, const fb_intp W, const int G) {
     int k;
     FB_UNROLL
     for (k = 0; k < G; k++)
-        r[k] = _mm_loadu_si128((const __m128i *)(src + item_offset[b + k] + a * W));
+        r[k] = fb_v128_load(src + item_offset[b + k] + a * W);
     fb_transpose_registers(r, G);
 }
 #endif
@@ -33,11 +33,11 @@ void fb_tile(__m128i *r, const char *src, const fb_intp *item_offset, fb_intp a,
 /* A block into destination rows, G x G register tiles where the item
    size has them, then the edges item by item: a row's tiles one after
    another, so the destination is written in order. */
-static inline __attribute__((always_inline)) FB_SSE2
+static inline __attribute__((always_inline)) FB_V128_BASE_TARGET
 void fb_transpose_rows_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_items,
                          const fb_intp *item_offset, const fb_intp *row_offset,
                          const fb_intp W) {
-#if FB_X86_SIMD
+#if FB_SIMD128
     if (W == 1 || W == 2 || W == 4 || W == 8) {
         const int G = 16 / (int)W;
         const fb_intp whole_items = n_items - n_items % G;
@@ -49,11 +49,11 @@ void fb_transpose_rows_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_i
             for (k = 0; k < G; k++)
                 d[k] = dst + row_offset[a + k];
             for (b = 0; b < whole_items; b += G) {
-                __m128i r[16];
+                fb_v128 r[16];
                 fb_tile(r, src, item_offset, a, b, W, G);
                 FB_UNROLL
                 for (k = 0; k < G; k++)
-                    _mm_storeu_si128((__m128i *)(d[k] + b * W), r[k]);
+                    fb_v128_store(d[k] + b * W, r[k]);
             }
         }
         /* The items after the last whole tile, then the rows after it. */
@@ -65,7 +65,7 @@ void fb_transpose_rows_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_i
     fb_transpose_items(dst, src, 0, n_rows, 0, n_items, item_offset, row_offset, W);
 }
 
-FB_SSE2 void fb_transpose_rows(char *dst, const char *src, fb_intp n_rows,
+FB_V128_BASE_TARGET void fb_transpose_rows(char *dst, const char *src, fb_intp n_rows,
                                fb_intp n_items, const fb_intp *item_offset,
                                const fb_intp *row_offset, fb_intp width) {
     #define FB_ROWS(W) fb_transpose_rows_w(dst, src, n_rows, n_items, item_offset, row_offset, W)

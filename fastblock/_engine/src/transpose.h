@@ -1,7 +1,7 @@
 /* Staged transposes: a kernel block whose source runs (n_items runs of
    n_rows items) become destination rows of n_items contiguous items, G x
-   G items at a time in SSE2 registers (G = 16 / item bytes), the edges
-   and other item sizes item by item. fb_transpose_rows writes the rows in
+   G items at a time in 16-byte registers (G = 16 / item bytes;
+   simd128.h), the edges and other item sizes item by item. fb_transpose_rows writes the rows in
    place (transpose.c); fb_transpose_runs writes them into a stage for
    streaming, inlined into the engine's per-block loop. */
 #ifndef FASTBLOCK_TRANSPOSE_H
@@ -9,12 +9,6 @@
 
 #include "fb_common.h"
 #include "register_transpose.h"
-
-#if FB_X86_SIMD
-#define FB_SSE2 __attribute__((target("sse2")))
-#else
-#define FB_SSE2
-#endif
 
 /* One item of W bytes (a constant after inlining where it can be).
    Other sizes up to 16 move as two overlapping copies of a power of two
@@ -57,13 +51,13 @@ void fb_prefetch_run(const char *p, fb_intp n) {
    wherever the runs lie (no copy of the runs first). After each run is
    used, its lines `ahead` bytes further on are asked for in L2 (0:
    none): the runs of the block the plan runs two blocks later. */
-static inline __attribute__((always_inline)) FB_SSE2
+static inline __attribute__((always_inline)) FB_V128_BASE_TARGET
 void fb_transpose_runs_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_items,
                          const fb_intp *item_offset, fb_intp row_bytes,
                          const fb_intp W, fb_intp ahead) {
     const fb_intp run = n_rows * W;
     fb_intp a, b = 0;
-#if FB_X86_SIMD
+#if FB_SIMD128
     if (W == 1 || W == 2 || W == 4 || W == 8) {
         const int G = 16 / (int)W;
         int k;
@@ -74,15 +68,15 @@ void fb_transpose_runs_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_i
             for (k = 0; k < G; k++)
                 runs[k] = src + item_offset[b + k];
             for (a = 0; a < whole_rows; a += G) {
-                __m128i r[16];
+                fb_v128 r[16];
                 char *d = dst + a * row_bytes + b * W;
                 FB_UNROLL
                 for (k = 0; k < G; k++)
-                    r[k] = _mm_loadu_si128((const __m128i *)(runs[k] + a * W));
+                    r[k] = fb_v128_load(runs[k] + a * W);
                 fb_transpose_registers(r, G);
                 FB_UNROLL
                 for (k = 0; k < G; k++)
-                    _mm_storeu_si128((__m128i *)(d + k * row_bytes), r[k]);
+                    fb_v128_store(d + k * row_bytes, r[k]);
             }
             for (a = whole_rows; a < n_rows; a++)
                 for (k = 0; k < G; k++)
@@ -104,7 +98,7 @@ void fb_transpose_runs_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_i
 
 /* Every block of a streamed transpose, through the stage (the engine's
    stream_transpose). */
-static inline FB_SSE2 void fb_transpose_runs(char *dst, const char *src, fb_intp n_rows,
+static inline FB_V128_BASE_TARGET void fb_transpose_runs(char *dst, const char *src, fb_intp n_rows,
                                              fb_intp n_items, const fb_intp *item_offset,
                                              fb_intp row_bytes, fb_intp width, fb_intp ahead) {
     #define FB_RUNS(W) fb_transpose_runs_w(dst, src, n_rows, n_items, item_offset, row_bytes, W, ahead)
@@ -121,7 +115,7 @@ static inline FB_SSE2 void fb_transpose_runs(char *dst, const char *src, fb_intp
 
 /* One block into destination rows (row r at dst + row_offset[r]), item c
    of every row read at src + item_offset[c]. */
-FB_INTERNAL FB_SSE2 void fb_transpose_rows(char *dst, const char *src, fb_intp n_rows,
+FB_INTERNAL FB_V128_BASE_TARGET void fb_transpose_rows(char *dst, const char *src, fb_intp n_rows,
                                            fb_intp n_items, const fb_intp *item_offset,
                                            const fb_intp *row_offset, fb_intp width);
 

@@ -31,6 +31,37 @@ static inline uint64_t cv_bits_of_f64(double d) {
     return b;
 }
 
+#if FB_NEON
+/* aarch64: NumPy converts float16 by the CPU's FCVT (one rounding, to
+   nearest even; a NaN quieted, the top of its payload kept), and so do
+   these. The floating-point control state is Linux's default (no flush
+   to zero), never changed here. */
+static inline float cv_f32_from_f16(uint16_t h) {
+    __fp16 x;
+    memcpy(&x, &h, 2);
+    return (float)x;
+}
+
+static inline double cv_f64_from_f16(uint16_t h) {
+    __fp16 x;
+    memcpy(&x, &h, 2);
+    return (double)x;
+}
+
+static inline uint16_t cv_f16_from_f32(float f) {
+    __fp16 x = (__fp16)f;
+    uint16_t h;
+    memcpy(&h, &x, 2);
+    return h;
+}
+
+static inline uint16_t cv_f16_from_f64(double d) {
+    __fp16 x = (__fp16)d;
+    uint16_t h;
+    memcpy(&h, &x, 2);
+    return h;
+}
+#else
 /* float16 bits to float32, exactly; a NaN keeps its payload (as NumPy's
    software conversion: no quieting). A subnormal is its significand times
    2**-24, exact in float32. */
@@ -101,6 +132,7 @@ static inline uint16_t cv_f16_from_f64(double d) {
     }
     return (uint16_t)(sign | h);
 }
+#endif
 
 /* float32 to bfloat16 bits as ml_dtypes rounds: to nearest even, every
    NaN to the quiet NaN 0x7fc0 with its sign. */

@@ -5,6 +5,7 @@ small OpenMP program, the extension is compiled without ``-fopenmp``: Cython's
 ``prange`` then runs serially and ``fastblock`` reports one usable thread.
 Set ``FASTBLOCK_NO_OPENMP=1`` to force that path, and ``FASTBLOCK_SANITIZE``
 (for example ``address,undefined``) to build with sanitizers.
+``FASTBLOCK_WERROR=1`` makes the engine C's warnings errors (ci/clang.sh).
 ``FASTBLOCK_COVERAGE=1`` builds the engine for gcov (``-O0 --coverage`` in
 place of ``-O3``, ``--coverage`` when linking; see ci/coverage.sh). Both
 apply to the engine's C sources in fastblock/_engine/src as well.
@@ -38,14 +39,39 @@ int main(void) {
 """
 
 
+# Where macOS keeps libomp: Apple's clang has OpenMP's front end
+# (-Xpreprocessor -fopenmp) but no run time. Homebrew's libomp is keg-only
+# (not on the compiler's paths); conda's lies in the environment.
+# FASTBLOCK_LIBOMP_PREFIX names another.
+LIBOMP_PREFIXES = ("/opt/homebrew/opt/libomp", "/usr/local/opt/libomp")
+
+
+def darwin_openmp_candidates():
+    """(compile_args, link_args) to try on macOS: each libomp found, then
+    the compiler's own paths."""
+    prefixes = [os.environ.get("FASTBLOCK_LIBOMP_PREFIX"), os.environ.get("CONDA_PREFIX"),
+                *LIBOMP_PREFIXES]
+    candidates = [
+        (["-Xpreprocessor", "-fopenmp", f"-I{prefix}/include"],
+         [f"-L{prefix}/lib", "-lomp", f"-Wl,-rpath,{prefix}/lib"])
+        for prefix in prefixes
+        if prefix and os.path.isfile(os.path.join(prefix, "include", "omp.h"))]
+    return candidates + [(["-Xpreprocessor", "-fopenmp"], ["-lomp"])]
+
+
 def openmp_flags():
     """Return (compile_args, link_args) for OpenMP, or None if unavailable."""
     if os.environ.get("FASTBLOCK_NO_OPENMP"):
         return None
+    if sys.platform == "win32" and not os.environ.get("CC"):
+        # MSVC, setuptools' compiler on Windows, has OpenMP: -fopenmp
+        # becomes /openmp:llvm there (msvc_args). Not probed: the probe
+        # runs a Unix compiler's command line.
+        return ["-fopenmp"], ["-fopenmp"]
     cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
     cc = cc.split()
     if sys.platform == "darwin":
-        candidates = [(["-Xpreprocessor", "-fopenmp"], ["-lomp"])]
+        candidates = darwin_openmp_candidates()
     else:
         candidates = [(["-fopenmp"], ["-fopenmp"])]
     tmp = tempfile.mkdtemp()
@@ -73,7 +99,7 @@ ENGINE_C_DIR = os.path.join("fastblock", "_engine", "src")
 ENGINE_C_SOURCES, ENGINE_C_HEADERS = (
     sorted(os.path.join(ENGINE_C_DIR, name) for name in os.listdir(ENGINE_C_DIR) if name.endswith(suffix))
     for suffix in (".c", ".h"))
-ENGINE_C_WARNINGS = ["-Wall", "-Wextra"]
+ENGINE_C_WARNINGS = ["-Wall", "-Wextra"] + (["-Werror"] if os.environ.get("FASTBLOCK_WERROR") else [])
 # The counters that Python threads share (the engine and the fast path).
 SHARED_STATE_HEADER = os.path.join("fastblock", "_engine", "shared_state.h")
 
@@ -123,6 +149,10 @@ class BuildExt(build_ext):
             self.parallel = BUILD_JOBS
 
     def build_extensions(self):
+        if self.compiler.compiler_type == "msvc":
+            for ext in self.extensions:
+                ext.extra_compile_args = msvc_args(ext.extra_compile_args or [])
+                ext.extra_link_args = [a for a in ext.extra_link_args or [] if a != "-fopenmp"]
         compile_one = getattr(self.compiler, "_compile", None)
         if self.compiler.compiler_type == "unix" and compile_one is not None:
             def compile_with_warnings(obj, src, ext, cc_args, extra_postargs, pp_opts):
@@ -216,6 +246,17 @@ class BuildExt(build_ext):
         os.makedirs(BUILD_NOTES_DIR, exist_ok=True)
         with open(note, "w") as f:
             json.dump({"facts": self.build_facts(ext), "sha256": file_sha256(built)}, f, indent=1)
+
+
+def msvc_args(args):
+    """The GCC/clang compile flags as MSVC's (untested: docs/platforms.md).
+    OpenMP by LLVM's run time (/openmp:llvm, Visual Studio 2019 16.9 and
+    later: OpenMP 3.1 and unsigned loop indices, which Cython's prange
+    needs); -O3 as /O2; MSVC contracts no multiply and add unless told
+    (/fp:contract), as -ffp-contract=off asks. Flags MSVC has no
+    counterpart for are dropped (-falign-loops, -g0)."""
+    mapped = {"-O3": "/O2", "-O2": "/O2", "-fopenmp": "/openmp:llvm"}
+    return [mapped[a] for a in args if a in mapped]
 
 
 def extensions():

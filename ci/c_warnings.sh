@@ -7,12 +7,13 @@
 # written but the one-line files, in a scratch directory.
 #
 #   bash ci/c_warnings.sh          # CC picks the compiler (default gcc)
+#   CC="clang --target=aarch64-linux-gnu" bash ci/c_warnings.sh   # NEON
 #
 # Takes a few seconds.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-cc=${CC:-gcc}
+read -r -a cc <<<"${CC:-gcc}"
 src=$root/fastblock/_engine/src
 work=$(mktemp -d "${TMPDIR:-/tmp}/fastblock-c-warnings.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -29,15 +30,15 @@ done
 
 failed=0
 checked=0
-for flags in "-fopenmp" "" "-fopenmp -DFB_X86_SIMD=0"; do
+for flags in "-fopenmp" "" "-fopenmp -DFB_X86_SIMD=0 -DFB_NEON=0"; do
   for unit in "${units[@]}"; do
     # shellcheck disable=SC2086  # $flags is a list of flags
-    if ! "$cc" -fsyntax-only -Wall -Wextra -Werror $flags "$unit"; then
-      echo "FAILED: $cc -Wall -Wextra -Werror $flags $(basename "$unit")" >&2
+    if ! "${cc[@]}" -fsyntax-only -Wall -Wextra -Werror $flags "$unit"; then
+      echo "FAILED: ${cc[*]} -Wall -Wextra -Werror $flags $(basename "$unit")" >&2
       failed=$((failed + 1))
     fi
     checked=$((checked + 1))
   done
 done
-echo "c_warnings: $checked compilations of ${#units[@]} files ($cc), $failed failed"
+echo "c_warnings: $checked compilations of ${#units[@]} files (${cc[*]}), $failed failed"
 [ "$failed" -eq 0 ]

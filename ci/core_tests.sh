@@ -31,5 +31,7 @@ for module in (fastblock, engine):
     assert path.startswith(where), f"{module.__name__} imported from {path}, not from {where}"
 print("fastblock", fastblock.__version__, "from", os.path.dirname(fastblock.__file__),
       "OpenMP:", engine.HAVE_OPENMP)
+if os.environ.get("FASTBLOCK_EXPECT_OPENMP"):
+    assert engine.HAVE_OPENMP, "built without OpenMP"
 EOF
 }

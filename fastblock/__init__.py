@@ -20,6 +20,12 @@ from ._rearrange import PatternError, rearrange, repeat
 from ._threads import get_num_threads, set_num_threads
 from ._version import __version__
 
+#: Whether this build runs its copies on several threads: False where the
+#: compiler had no OpenMP (on macOS, Apple's clang without libomp from
+#: Homebrew or conda; docs/platforms.md). Such a build is correct, on one
+#: thread, and get_num_threads() says 1.
+HAVE_OPENMP = _engine.HAVE_OPENMP
+
 __all__ = [
     "space_to_depth",
     "depth_to_space",
@@ -35,5 +41,6 @@ __all__ = [
     "PatternError",
     "get_num_threads",
     "set_num_threads",
+    "HAVE_OPENMP",
     "__version__",
 ]

@@ -19,18 +19,6 @@ static inline uint32_t cv_bits_of_f32(float f) {
     return b;
 }
 
-static inline double cv_f64_from_bits(uint64_t b) {
-    double d;
-    memcpy(&d, &b, 8);
-    return d;
-}
-
-static inline uint64_t cv_bits_of_f64(double d) {
-    uint64_t b;
-    memcpy(&b, &d, 8);
-    return b;
-}
-
 #if FB_NEON
 /* aarch64: NumPy converts float16 by the CPU's FCVT (one rounding, to
    nearest even; a NaN quieted, the top of its payload kept), and so do
@@ -62,6 +50,18 @@ static inline uint16_t cv_f16_from_f64(double d) {
     return h;
 }
 #else
+static inline double cv_f64_from_bits(uint64_t b) {
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+
+static inline uint64_t cv_bits_of_f64(double d) {
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
+
 /* float16 bits to float32, exactly; a NaN keeps its payload (as NumPy's
    software conversion: no quieting). A subnormal is its significand times
    2**-24, exact in float32. */

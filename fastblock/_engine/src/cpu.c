@@ -1,6 +1,10 @@
 /* CPU feature detection (cpu.h): one probe, its answers kept in a bit set. */
 #include "cpu.h"
 
+#if FB_X86_SIMD
+#include <cpuid.h>
+#endif
+
 enum {
     FB_CPU_DETECTED = 1,
     FB_CPU_SSSE3 = 2,
@@ -15,6 +19,16 @@ enum {
    thread, so a race only repeats it. */
 static int fb_cpu_features;
 
+#if FB_X86_SIMD
+/* F16C by CPUID (leaf 1, ECX bit 29): clang's __builtin_cpu_supports has
+   no "f16c". Its registers are AVX's, so the caller also asks for AVX
+   (which checks that the OS saves them). */
+static int fb_cpu_f16c(void) {
+    unsigned int a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+#endif
+
 static int fb_cpu_probe(void) {
     int features = FB_CPU_DETECTED;
 #if FB_X86_SIMD
@@ -25,7 +39,7 @@ static int fb_cpu_probe(void) {
         features |= FB_CPU_AVX;
     if (__builtin_cpu_supports("avx2"))
         features |= FB_CPU_AVX2;
-    if (__builtin_cpu_supports("f16c"))
+    if (__builtin_cpu_supports("avx") && fb_cpu_f16c())
         features |= FB_CPU_F16C;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
         && __builtin_cpu_supports("avx512vbmi"))

@@ -43,12 +43,28 @@ typedef struct { uint64_t lo, hi; } fb_item16;
 #define FB_UNROLL _Pragma("GCC unroll 16")
 #endif
 
-/* Functions of the _engine/src .c files: shared by the engine's objects, not
-   exported from the extension module. */
+/* The compiler-specific spellings, in one place: GCC and clang's
+   attributes, MSVC's equivalents (untested: docs/platforms.md), nothing
+   elsewhere. FB_INTERNAL: functions of the _engine/src .c files, shared
+   by the engine's objects, not exported from the extension module.
+   (The SIMD kernels, compiled by GCC and clang only, also use
+   __attribute__((target)) directly; the atomics of team.c, faults.h and
+   shared_state.h have their own fallbacks.) */
 #if defined(__GNUC__) || defined(__clang__)
 #define FB_INTERNAL __attribute__((visibility("hidden")))
+#define FB_ALWAYS_INLINE __attribute__((always_inline))
+#define FB_NOINLINE __attribute__((noinline))
+#define FB_THREAD_LOCAL __thread
+#elif defined(_MSC_VER)
+#define FB_INTERNAL
+#define FB_ALWAYS_INLINE
+#define FB_NOINLINE __declspec(noinline)
+#define FB_THREAD_LOCAL __declspec(thread)
 #else
 #define FB_INTERNAL
+#define FB_ALWAYS_INLINE
+#define FB_NOINLINE
+#define FB_THREAD_LOCAL _Thread_local
 #endif
 
 #endif

@@ -22,7 +22,7 @@ typedef struct {
 
 /* Each thread keeps the last permutes it built (a block's call would
    otherwise build them again: 512 index bytes for a few KiB moved). */
-static __thread FbLanePermutes fb_lane_permutes;
+static FB_THREAD_LOCAL FbLanePermutes fb_lane_permutes;
 
 static const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave) {
     FbLanePermutes *t = &fb_lane_permutes;

@@ -27,7 +27,7 @@
             r[i_] = t_[i_];                                          \
     } while (0)
 
-static inline __attribute__((always_inline)) FB_V128_BASE_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_BASE_TARGET
 void fb_transpose_registers(fb_v128 *r, const int P) {
     int round;
     if (P == 2) {

@@ -14,7 +14,7 @@
 
 /* The `width` (1 to 15) bytes at src in the low bytes of a register, the
    others zero: two loads that overlap inside the item, not byte by byte. */
-static inline __attribute__((always_inline)) FB_V128_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_TARGET
 fb_v128 fb_load_item(const char *src, fb_intp width) {
     uint64_t lo = 0, hi = 0;
     uint32_t a4, b4;
@@ -54,7 +54,7 @@ fb_v128 fb_load_item(const char *src, fb_intp width) {
    registers only with N a constant after inlining: a loop over a
    register array indexed at run time took 2 to 3 times as long (64 MiB
    of 3-byte items repeated 64 times). */
-static inline __attribute__((always_inline)) FB_V128_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_TARGET
 fb_intp fb_repeat_period(char *d, fb_v128 item, fb_intp total,
                          const unsigned char *masks, const int N) {
     fb_v128 pattern[16];
@@ -80,7 +80,7 @@ fb_intp fb_repeat_period(char *d, fb_v128 item, fb_intp total,
 
 /* The shuffle of a row's last 16 bytes (byte j: item byte (total - 16 +
    j) % width), for rows of at least 16 bytes. */
-static inline __attribute__((always_inline)) FB_V128_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_TARGET
 fb_v128 fb_tail_mask(fb_intp total, fb_intp width) {
     unsigned char bytes[16];
     fb_intp j, b = (total - 16) % width;
@@ -177,14 +177,14 @@ typedef struct {
     unsigned char index[64 * FB_PACKED_COUNT_MAX];
 } FbPackedIndex;
 
-static __thread FbPackedIndex fb_packed_index;
+static FB_THREAD_LOCAL FbPackedIndex fb_packed_index;
 
 /* The thread's indices, through a pointer the compiler cannot rebuild:
    inlined, gcc asked the dynamic loader for the thread's address again
    for each index byte and each mask register (a library call each; at
    1 MiB, 8-byte items 64 times took 1.8 x np.copyto, 1.1 by one pass of
    each row's pattern). */
-__attribute__((noinline))
+FB_NOINLINE
 static FbPackedIndex *fb_packed_slot(void) {
     return &fb_packed_index;
 }
@@ -235,7 +235,7 @@ static const unsigned char *fb_packed_indices(fb_intp width, fb_intp count) {
    done. Called with an array of 4 or 15 (kept in registers) or of
    FB_PACKED_COUNT_MAX + 1; REGS: the round's registers where a constant
    (0: worked out). */
-static inline __attribute__((always_inline)) FB_V128_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_TARGET
 fb_intp fb_shuffle_rounds(char *dst, const char *src, fb_intp n, fb_intp width, fb_intp count,
                           const unsigned char *index, fb_v128 *mask, const fb_intp REGS) {
     const fb_intp regs = REGS ? REGS : (16 / width * width * count + 15) / 16;

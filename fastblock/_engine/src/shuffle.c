@@ -20,7 +20,7 @@
     fb_v128_load(mask + 16 * (w)))
 /* Pieces first .. n_pieces - 1, every one taking W windows (a constant
    after inlining): no dispatch per piece. */
-static inline __attribute__((always_inline)) FB_V128_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_TARGET
 void fb_shuffle_uniform(char *dst, const char *src, fb_intp first, fb_intp n_pieces,
                         fb_intp last_start, const fb_intp *window_offset,
                         const unsigned char *window_mask, int max_windows, const int W) {
@@ -43,7 +43,7 @@ void fb_shuffle_uniform(char *dst, const char *src, fb_intp first, fb_intp n_pie
    loop, which also loads a mask and an offset a window, a 3-byte item
    repeated 8 times (P 3, W 1) took about 6 cycles a piece (Tile of a
    1.5 MiB result, one thread). */
-static inline __attribute__((always_inline)) FB_V128_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_TARGET
 void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_intp step,
                              const fb_intp *window_offset, const unsigned char *window_mask,
                              int max_windows, const int P, const int W) {
@@ -92,7 +92,7 @@ void fb_shuffle_periodic16_n(char *dst, const char *src, fb_intp n_rounds, fb_in
    stack on every piece (gcc's register allocation over the whole switch;
    6 against 3 instructions a piece). */
 #define FB_DEFINE_PERIODIC16(P, W) \
-    static __attribute__((noinline)) FB_V128_TARGET \
+    static FB_NOINLINE FB_V128_TARGET \
     void fb_periodic16_##P##_##W(char *dst, const char *src, fb_intp n_rounds, fb_intp step, \
                                  fb_intp advance_16, const fb_intp *window_offset, \
                                  const unsigned char *window_mask, int max_windows, \

@@ -13,18 +13,12 @@
 #define TEAM_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define TEAM_CLAIM(p, expected, v) \
     __atomic_compare_exchange_n((p), (expected), (v), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)
-#define TEAM_THREAD_LOCAL __thread
 #else
 /* No atomics: concurrent calls may each probe, which costs time only. */
 #define TEAM_LOAD(p) (*(p))
 #define TEAM_STORE(p, v) (*(p) = (v))
 #define TEAM_ADD(p, v) ((*(p) += (v)) - (v))   /* the value before, as the atomic's */
 #define TEAM_CLAIM(p, expected, v) (*(p) = (v), 1)
-#if defined(_MSC_VER)
-#define TEAM_THREAD_LOCAL __declspec(thread)
-#else
-#define TEAM_THREAD_LOCAL _Thread_local
-#endif
 #endif
 
 #define TEAM_COUNT(p) ((void)TEAM_ADD((p), 1))
@@ -46,9 +40,9 @@ static struct {
    as many as its last team had: a smaller team ends the others, a larger
    one starts new threads, which takes the caller a while before the team
    runs (not a late helper). */
-static TEAM_THREAD_LOCAL int started_team_here;
-static TEAM_THREAD_LOCAL int last_team_here;
-static TEAM_THREAD_LOCAL long long last_team_end_ns;
+static FB_THREAD_LOCAL int started_team_here;
+static FB_THREAD_LOCAL int last_team_here;
+static FB_THREAD_LOCAL long long last_team_end_ns;
 
 long long fb_now_ns(void) {
 #if defined(_WIN32)

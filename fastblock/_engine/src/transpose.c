@@ -4,7 +4,7 @@
 /* Rows a0 .. a1-1, items b0 .. b1-1 of a block into their destination
    rows, item by item; item b of row a is read at src + item_offset[b]
    + a * W. */
-static inline __attribute__((always_inline))
+static inline FB_ALWAYS_INLINE
 void fb_transpose_items(char *dst, const char *src, fb_intp a0, fb_intp a1,
                         fb_intp b0, fb_intp b1, const fb_intp *item_offset,
                         const fb_intp *row_offset, const fb_intp W) {
@@ -19,7 +19,7 @@ void fb_transpose_items(char *dst, const char *src, fb_intp a0, fb_intp a1,
 #if FB_SIMD128
 /* Register tile (a, b) of a block: items b .. b+G-1 of rows a ..
    a+G-1, transposed so that register k holds row a+k's G items. */
-static inline __attribute__((always_inline)) FB_V128_BASE_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_BASE_TARGET
 void fb_tile(fb_v128 *r, const char *src, const fb_intp *item_offset, fb_intp a,
              fb_intp b, const fb_intp W, const int G) {
     int k;
@@ -33,7 +33,7 @@ void fb_tile(fb_v128 *r, const char *src, const fb_intp *item_offset, fb_intp a,
 /* A block into destination rows, G x G register tiles where the item
    size has them, then the edges item by item: a row's tiles one after
    another, so the destination is written in order. */
-static inline __attribute__((always_inline)) FB_V128_BASE_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_BASE_TARGET
 void fb_transpose_rows_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_items,
                          const fb_intp *item_offset, const fb_intp *row_offset,
                          const fb_intp W) {

@@ -13,7 +13,7 @@
 /* One item of W bytes (a constant after inlining where it can be).
    Other sizes up to 16 move as two overlapping copies of a power of two
    inside the item; past 16 bytes, one library call. */
-static inline __attribute__((always_inline))
+static inline FB_ALWAYS_INLINE
 void fb_move_item(char *dst, const char *src, const fb_intp W) {
     if (W == 1 || W == 2 || W == 4 || W == 8 || W == 16) {
         memcpy(dst, src, W);
@@ -32,7 +32,7 @@ void fb_move_item(char *dst, const char *src, const fb_intp W) {
 }
 
 /* Ask for the lines of [p, p + n) in L2, ahead of their use. */
-static inline __attribute__((always_inline))
+static inline FB_ALWAYS_INLINE
 void fb_prefetch_run(const char *p, fb_intp n) {
 #if defined(__GNUC__) || defined(__clang__)
     fb_intp i;
@@ -51,7 +51,7 @@ void fb_prefetch_run(const char *p, fb_intp n) {
    wherever the runs lie (no copy of the runs first). After each run is
    used, its lines `ahead` bytes further on are asked for in L2 (0:
    none): the runs of the block the plan runs two blocks later. */
-static inline __attribute__((always_inline)) FB_V128_BASE_TARGET
+static inline FB_ALWAYS_INLINE FB_V128_BASE_TARGET
 void fb_transpose_runs_w(char *dst, const char *src, fb_intp n_rows, fb_intp n_items,
                          const fb_intp *item_offset, fb_intp row_bytes,
                          const fb_intp W, fb_intp ahead) {

@@ -1,0 +1,160 @@
+"""Executed arm64 instructions per byte moved, NEON kernels against the
+portable path, counted under qemu user mode (a proxy for speed where no
+ARM machine is at hand: wall time under emulation means nothing).
+
+    python asv_bench/arm64_instructions.py ROOT PLUGIN [--calls N] [--cases NAME ...]
+
+ROOT: an arm64 root file system with fastblock cross-built in ROOT/fastblock
+and NumPy in ROOT/venv (ci/arm64.sh makes both; FASTBLOCK_ARM64_WORK keeps
+its work tree). PLUGIN: qemu's instruction counter, tests/plugin/insn.c of
+qemu's source built as a shared library (docs/engine.md, "arm64").
+
+Each case runs in its own qemu process: once with no call (the process's
+own instructions: Python, NumPy, the set-up and the plan), then N calls with the SIMD
+kernels, then N with ``simd=False`` (the portable path). The difference
+over the no-call run, over N calls and the result's bytes, is the
+figure. One thread, so the count is the kernel's and the engine's. The
+case's plan (describe()) is checked first, so a row names the kernel it
+counted.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+# name: (operation, its kernel as describe() gives it with the SIMD kernels on).
+CASES = {
+    "lane split: HWC uint8 RGB -> planes": ("transpose_u8_hwc", {"kernel": "lanes", "lanes": 3}),
+    "lane interleave: planes -> HWC uint8 RGB": ("transpose_u8_chw", {"kernel": "lanes", "lanes": 3}),
+    "lane split: SpaceToDepth bs 2 float32 NCHW": ("s2d_f32_nchw", {"kernel": "lanes", "lanes": 2}),
+    "lane interleave: DepthToSpace bs 2 uint16 NCHW": ("d2s_u16_nchw", {"kernel": "lanes", "lanes": 2}),
+    "byte shuffles: gathered 1-byte runs": ("gather_u8", {"kernel": "gather", "shuffle_period": 0}),
+    "byte shuffles: periodic runs": ("gather_u8_periodic", {"kernel": "gather", "shuffle_period": 3}),
+    "register transpose: uint8 1024 x 1024": ("transpose_u8_2d", {"kernel": "transpose"}),
+    "register transpose: float32 1024 x 1024": ("transpose_f32_2d", {"kernel": "transpose"}),
+    "repeats: Tile of 3-byte items x 20": ("tile_3b", {"repeats": "shuffles"}),
+    "repeats: Tile of 24-byte items x 3": ("tile_24b", {"repeats": "registers"}),
+}
+
+
+def _operation(name):
+    """(call, describe's arguments) of a case: the arrays made the same way
+    in every run of the case."""
+    import numpy as np
+
+    import fastblock as fb
+    from fastblock import _engine
+
+    rng = np.random.default_rng(0)
+
+    def values(shape, width):
+        raw = rng.integers(0, 256, (*shape, width), dtype=np.uint8)
+        return raw.view(np.dtype(f"V{width}") if width not in (1, 2, 4, 8)
+                        else np.dtype(f"u{width}")).reshape(shape)
+
+    def transpose(shape, axes, width, **settings):
+        x = values(shape, width)
+        out = np.empty(np.transpose(x, axes).shape, x.dtype)
+        view = np.transpose(x, axes)
+
+        def call():
+            with _engine.tune(**settings):
+                fb.transpose(x, axes, out=out, num_threads=1)
+        return call, (view.shape, view.strides, out.strides, width, out), settings
+
+    def tile(n, width, count):
+        x = values((n, 1), width)
+        out = np.empty((n, count), x.dtype)
+        return (lambda: fb.tile(x, (1, count), out=out, num_threads=1),
+                (*_engine.tile_copy_axes(x, out, (1, count)), width, out), {})
+
+    if name == "transpose_u8_hwc":
+        return transpose((512, 683, 3), (2, 0, 1), 1)
+    if name == "transpose_u8_chw":
+        return transpose((3, 512, 683), (1, 2, 0), 1)
+    if name == "s2d_f32_nchw":
+        # SpaceToDepth bs 2 of (1, 4, 256, 256) float32 NCHW: (C, H, b1, W,
+        # b2) to (b1, b2, C, H, W).
+        return transpose((4, 128, 2, 128, 2), (2, 4, 0, 1, 3), 4)
+    if name == "d2s_u16_nchw":
+        # DepthToSpace bs 2 of (1, 16, 128, 128) uint16 NCHW: (b1, b2, C, H, W)
+        # to (C, H, b1, W, b2).
+        return transpose((2, 2, 4, 128, 128), (2, 3, 0, 4, 1), 2)
+    if name == "gather_u8":
+        return transpose((1024, 3, 5, 7), (0, 3, 2, 1), 1, shuffle_min_bytes=0)
+    if name == "gather_u8_periodic":
+        return transpose((64, 2, 200, 2, 3), (0, 2, 4, 1, 3), 1, shuffle_min_bytes=0)
+    if name == "transpose_u8_2d":
+        return transpose((1024, 1024), (1, 0), 1)
+    if name == "transpose_f32_2d":
+        return transpose((1024, 1024), (1, 0), 4)
+    if name == "tile_3b":
+        return tile(16384, 3, 20)
+    if name == "tile_24b":
+        return tile(16384, 24, 3)
+    raise ValueError(name)
+
+
+def target(name, mode, calls):
+    """In the arm64 process: set up the case, check its plan, make the calls."""
+    from fastblock import _engine
+    call, plan_args, settings = _operation(name)
+    simd = mode != "portable"
+    with _engine.tune(simd=simd, **settings):
+        plan = _engine.describe(*plan_args[:4], dst_array=plan_args[4])
+    expected = dict(CASES_BY_OP[name]) if simd else {}
+    got = {key: plan[key] for key in expected}
+    if got != expected or plan["simd128"] != ("neon" if simd else None):
+        raise SystemExit(f"{name} ({mode}): plan {plan}, expected {expected}")
+    with _engine.tune(simd=simd):
+        for _ in range(calls if mode != "none" else 0):
+            call()
+    print("result bytes", plan_args[4].nbytes)
+
+
+CASES_BY_OP = {op: facts for op, facts in CASES.values()}
+
+
+def count(root, plugin, op, mode, calls):
+    """Guest instructions of one qemu process running `op`."""
+    env = dict(os.environ, QEMU_CPU="max,pauth=off", PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=f"{root}/fastblock:{root}/venv/lib/python3.11/site-packages")
+    done = subprocess.run(
+        ["qemu-aarch64", "-L", root, "-plugin", plugin, "-d", "plugin", f"{root}/usr/bin/python3.11",
+         f"{root}/fastblock/asv_bench/arm64_instructions.py", "--target", op, mode, str(calls)],
+        env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{op} {mode}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    total = int(re.search(r"total insns: (\d+)", done.stdout + done.stderr).group(1))
+    nbytes = int(re.search(r"result bytes (\d+)", done.stdout).group(1))
+    return total, nbytes
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--target":
+        target(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("root")
+    parser.add_argument("plugin")
+    parser.add_argument("--calls", type=int, default=8)
+    parser.add_argument("--cases", nargs="*", default=list(CASES))
+    args = parser.parse_args()
+    print(f"| case | kernel | NEON instr/byte | portable instr/byte | NEON / portable |")
+    print("|---|---|---:|---:|---:|")
+    for name in args.cases:
+        op, facts = CASES[name]
+        base, nbytes = count(args.root, args.plugin, op, "none", 0)
+        per_byte = {}
+        for mode in ("simd", "portable"):
+            total, _ = count(args.root, args.plugin, op, mode, args.calls)
+            per_byte[mode] = (total - base) / args.calls / nbytes
+        kernel = ", ".join(f"{k} {v}" for k, v in facts.items())
+        print(f"| {name} | {kernel} | {per_byte['simd']:.3f} | {per_byte['portable']:.3f} "
+              f"| {per_byte['simd'] / per_byte['portable']:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -4,15 +4,18 @@ ARM machine is at hand: wall time under emulation means nothing).
 
     python asv_bench/arm64_instructions.py ROOT PLUGIN [--calls N] [--cases NAME ...]
 
-ROOT: an arm64 root file system with fastblock cross-built in ROOT/fastblock
-and NumPy in ROOT/venv (ci/arm64.sh makes both; FASTBLOCK_ARM64_WORK keeps
-its work tree). PLUGIN: qemu's instruction counter, tests/plugin/insn.c of
-qemu's source built as a shared library (docs/engine.md, "Architectures").
+ROOT: an arm64 root file system with NumPy in ROOT/venv and two builds of
+fastblock: ROOT/fastblock, and ROOT/fastblock-portable built with
+-DFB_NEON=0 (the portable path of every kernel; ci/arm64.sh makes the
+root and both builds, its header says how). PLUGIN: qemu's instruction
+counter, tests/plugin/insn.c of qemu's source built as a shared library
+(docs/engine.md, "Architectures").
 
-Each case runs in its own qemu process: once with no call (the
+Each case runs in its own qemu processes: once with no call (the
 process's own instructions: Python, NumPy, the set-up and the plan), then
-N calls with the SIMD kernels, then N with ``simd=False`` (the portable
-path). The difference over the no-call run, over N calls and the
+N calls, with the NEON build and with the portable one (there the
+register tiles of transposes are portable too: ``simd=False`` leaves
+them on). The difference over the no-call run, over N calls and the
 result's bytes, is the figure. Results of 0.9 to 4.7 MB, so that a
 call's Python (some tens of thousands of instructions) is a few per cent
 of it. One thread, so the count is the kernel's and the engine's. The
@@ -100,14 +103,14 @@ def target(name, mode, calls):
     """In the arm64 process: set up the case, check its plan, make the calls."""
     from fastblock import _engine
     call, plan_args, settings = _operation(name)
-    simd = mode != "portable"
-    with _engine.tune(simd=simd, **settings):
+    portable = not _engine.cpu_features()["neon"]
+    with _engine.tune(**settings):
         plan = _engine.describe(*plan_args[:4], dst_array=plan_args[4])
-    expected = dict(CASES_BY_OP[name]) if simd else {}
+    expected = {} if portable else dict(CASES_BY_OP[name])
     got = {key: plan[key] for key in expected}
-    if got != expected or plan["simd128"] != ("neon" if simd else None):
+    if got != expected or plan["simd128"] != (None if portable else "neon"):
         raise SystemExit(f"{name} ({mode}): plan {plan}, expected {expected}")
-    with _engine.tune(simd=simd, **settings):
+    with _engine.tune(**settings):
         for _ in range(calls if mode != "none" else 0):
             call()
     print("result bytes", plan_args[4].nbytes)
@@ -116,14 +119,15 @@ def target(name, mode, calls):
 CASES_BY_OP = {op: facts for op, facts in CASES.values()}
 
 
-def count(root, plugin, op, mode, calls):
-    """Guest instructions of one qemu process running `op`."""
+def count(root, plugin, op, tree, mode, calls):
+    """Guest instructions of one qemu process running `op` with the build
+    in ROOT/tree."""
     env = dict(os.environ, QEMU_CPU="max,pauth=off", PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1",
-               PYTHONPATH=f"{root}/fastblock:{root}/venv/lib/python3.11/site-packages")
+               PYTHONPATH=f"{root}/{tree}:{root}/venv/lib/python3.11/site-packages")
     done = subprocess.run(
         ["qemu-aarch64", "-L", root, "-plugin", plugin, "-d", "plugin", f"{root}/usr/bin/python3.11",
-         f"{root}/fastblock/asv_bench/arm64_instructions.py", "--target", op, mode, str(calls)],
+         f"{root}/{tree}/asv_bench/arm64_instructions.py", "--target", op, mode, str(calls)],
         env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{op} {mode}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -146,10 +150,10 @@ def main():
     print("|---|---|---:|---:|---:|")
     for name in args.cases:
         op, facts = CASES[name]
-        base, nbytes = count(args.root, args.plugin, op, "none", 0)
         per_byte = {}
-        for mode in ("simd", "portable"):
-            total, _ = count(args.root, args.plugin, op, mode, args.calls)
+        for mode, tree in (("simd", "fastblock"), ("portable", "fastblock-portable")):
+            base, nbytes = count(args.root, args.plugin, op, tree, "none", 0)
+            total, _ = count(args.root, args.plugin, op, tree, "calls", args.calls)
             per_byte[mode] = (total - base) / args.calls / nbytes
         kernel = ", ".join(f"{k} {v}" for k, v in facts.items())
         print(f"| {name} | {kernel} | {per_byte['simd']:.3f} | {per_byte['portable']:.3f} "

@@ -9,6 +9,9 @@
 #
 #   bash ci/arm64.sh
 #   FASTBLOCK_ARM64_CPUS="cortex-a72" bash ci/arm64.sh
+#   FASTBLOCK_ARM64_CPUS=" " FASTBLOCK_ARM64_TREE=fastblock-portable \
+#     FASTBLOCK_ARM64_CPPFLAGS=-DFB_NEON=0 bash ci/arm64.sh   # build only:
+#     the portable path, for asv_bench/arm64_instructions.py
 #
 # The root file system (Debian bookworm arm64: Python 3.11, NumPy's
 # aarch64 wheel) is built once per machine and kept (ci/chroot.sh). The
@@ -110,12 +113,14 @@ numpy_include=$(echo "$chroot_root"/venv/lib/python3.11/site-packages/numpy/_cor
 (cd "$work/tree" && env _PYTHON_HOST_PLATFORM=linux-aarch64 \
    _PYTHON_SYSCONFIGDATA_NAME=_sysconfigdata__aarch64-linux-gnu PYTHONPATH="$work/sysconfig" \
    CC="aarch64-linux-gnu-gcc $sysroot" LDSHARED="aarch64-linux-gnu-gcc $sysroot -shared" \
-   CPPFLAGS="-I$chroot_root/usr/include/python3.11 -I$numpy_include" FASTBLOCK_WERROR=1 \
+   CPPFLAGS="-I$chroot_root/usr/include/python3.11 -I$numpy_include ${FASTBLOCK_ARM64_CPPFLAGS:-}" \
+   FASTBLOCK_WERROR=1 \
    "$host_python" setup.py -q build_ext --inplace >"$work/build.log" 2>&1) \
   || { cat "$work/build.log"; echo "arm64.sh: the cross build failed" >&2; exit 1; }
 echo "cross-built in $(( $(date +%s) - t0 )) s"
-rm -rf "$chroot_root/fastblock"
-cp -a "$work/tree" "$chroot_root/fastblock"
+tree=${FASTBLOCK_ARM64_TREE:-fastblock}
+rm -rf "${chroot_root:?}/$tree"
+cp -a "$work/tree" "$chroot_root/$tree"
 
 # The kernel tests under the first CPU only: the NEON kernels ask the CPU
 # nothing at run time, so the second CPU model (plain ARMv8.0) reruns the
@@ -127,9 +132,9 @@ for cpu in $cpus; do
   first=0
   t0=$(date +%s)
   echo "== QEMU_CPU=$cpu: stress harness ${FASTBLOCK_STRESS_SECONDS} s, seed $FASTBLOCK_STRESS_SEED"
-  QEMU_CPU=$cpu chroot "$chroot_root" env -C /fastblock PYTHONPATH=/fastblock PYTHONWARNINGS=error::RuntimeWarning \
+  QEMU_CPU=$cpu chroot "$chroot_root" env -C "/$tree" PYTHONPATH="/$tree" PYTHONWARNINGS=error::RuntimeWarning \
     /venv/bin/python -c 'import platform, fastblock._engine as e; print(platform.machine(), "OpenMP:", e.HAVE_OPENMP, e.cpu_features())'
-  QEMU_CPU=$cpu chroot "$chroot_root" env -C /fastblock PYTHONPATH=/fastblock PYTHONWARNINGS=error::RuntimeWarning \
+  QEMU_CPU=$cpu chroot "$chroot_root" env -C "/$tree" PYTHONPATH="/$tree" PYTHONWARNINGS=error::RuntimeWarning \
     /venv/bin/python -m pytest -q -p no:cacheprovider "${tests[@]}"
   echo "== QEMU_CPU=$cpu: $(( $(date +%s) - t0 )) s"
 done

@@ -536,52 +536,67 @@ static void fb_pair_rows(char *dst, const char *src, const FbLaneRows *rows, fb_
    not whole registers ends with a step that ends at its end, over pixels
    already moved (the same bytes again); a run shorter than a register
    goes item by item. */
-#define FB_NEON_STEP(L, T, SUF)                                                 \
+#define FB_NEON_STEP(L, T, SUF, i)                                              \
     do {                                                                        \
         if (interleave) {                                                       \
             T##x##L##_t v_;                                                     \
             FB_UNROLL                                                           \
             for (l = 0; l < L; l++)                                             \
-                v_.val[l] = vld1q_##SUF((const void *)(s + lane[l] + i * W));   \
-            vst##L##q_##SUF((void *)(d + i * L * W), v_);                       \
+                v_.val[l] = vld1q_##SUF((const void *)(s + lane[l] + (i) * W));   \
+            vst##L##q_##SUF((void *)(d + (i) * L * W), v_);                       \
         } else {                                                                \
-            T##x##L##_t v_ = vld##L##q_##SUF((const void *)(s + i * L * W));    \
+            T##x##L##_t v_ = vld##L##q_##SUF((const void *)(s + (i) * L * W));    \
             FB_UNROLL                                                           \
             for (l = 0; l < L; l++)                                             \
-                vst1q_##SUF((void *)(d + lane[l] + i * W), v_.val[l]);          \
+                vst1q_##SUF((void *)(d + lane[l] + (i) * W), v_.val[l]);          \
         }                                                                       \
     } while (0)
 
-#define FB_NEON_SIZES(T, SUF)                                                   \
+#define FB_NEON_SIZES(T, SUF, i)                                                \
     do {                                                                        \
         if (L == 2)                                                             \
-            FB_NEON_STEP(2, T, SUF);                                            \
+            FB_NEON_STEP(2, T, SUF, i);                                         \
         else if (L == 3)                                                        \
-            FB_NEON_STEP(3, T, SUF);                                            \
+            FB_NEON_STEP(3, T, SUF, i);                                         \
         else                                                                    \
-            FB_NEON_STEP(4, T, SUF);                                            \
+            FB_NEON_STEP(4, T, SUF, i);                                         \
     } while (0)
 
 static inline FB_ALWAYS_INLINE
 void fb_neon_lanes_row(char *d, const char *s, fb_intp n, const fb_intp *lane,
                        const int interleave, const int L, const int W) {
     const fb_intp G = 16 / W;       /* pixels a step */
-    fb_intp i, next;
+    fb_intp i;
     int l;
+    /* The step of pixel I, for this W. */
+    #define FB_NEON_WIDTHS(I)                                                   \
+        do {                                                                    \
+            const fb_intp at_ = (I);                                            \
+            switch (W) {                                                        \
+            case 1: FB_NEON_SIZES(uint8x16, u8, at_); break;                    \
+            case 2: FB_NEON_SIZES(uint16x8, u16, at_); break;                   \
+            case 4: FB_NEON_SIZES(uint32x4, u32, at_); break;                   \
+            default: FB_NEON_SIZES(uint64x2, u64, at_); break;                  \
+            }                                                                   \
+        } while (0)
     if (n < G) {
         fb_lanes_tail(d, s, 0, n, L, lane, interleave, W);
         return;
     }
-    for (next = 0; next < n; next += G) {
-        i = next + G <= n ? next : n - G;
-        switch (W) {
-        case 1: FB_NEON_SIZES(uint8x16, u8); break;
-        case 2: FB_NEON_SIZES(uint16x8, u16); break;
-        case 4: FB_NEON_SIZES(uint32x4, u32); break;
-        default: FB_NEON_SIZES(uint64x2, u64); break;
-        }
+    /* Two steps a round (half the loop's own instructions a byte), then a
+       whole step where one is left, then the last one ending at the end. */
+    for (i = 0; i + 2 * G <= n; i += 2 * G) {
+        FB_NEON_WIDTHS(i);
+        FB_NEON_WIDTHS(i + G);
     }
+    if (i + G <= n) {
+        FB_NEON_WIDTHS(i);
+        i += G;
+    }
+    if (i < n)
+        FB_NEON_WIDTHS(n - G);
 }
+#undef FB_NEON_WIDTHS
 #undef FB_NEON_SIZES
 #undef FB_NEON_STEP
 

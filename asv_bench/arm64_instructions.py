@@ -145,13 +145,17 @@ def main():
     parser.add_argument("plugin")
     parser.add_argument("--calls", type=int, default=8)
     parser.add_argument("--cases", nargs="*", default=list(CASES))
+    parser.add_argument("--neon-tree", default="fastblock",
+                        help="the NEON build's folder in ROOT (default fastblock)")
+    parser.add_argument("--portable-tree", default="fastblock-portable",
+                        help="the -DFB_NEON=0 build's folder in ROOT (default fastblock-portable)")
     args = parser.parse_args()
     print(f"| case | kernel | NEON instr/byte | portable instr/byte | NEON / portable |")
     print("|---|---|---:|---:|---:|")
     for name in args.cases:
         op, facts = CASES[name]
         per_byte = {}
-        for mode, tree in (("simd", "fastblock"), ("portable", "fastblock-portable")):
+        for mode, tree in (("simd", args.neon_tree), ("portable", args.portable_tree)):
             base, nbytes = count(args.root, args.plugin, op, tree, "none", 0)
             total, _ = count(args.root, args.plugin, op, tree, "calls", args.calls)
             per_byte[mode] = (total - base) / args.calls / nbytes

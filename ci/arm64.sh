@@ -70,6 +70,8 @@ update-binfmts --enable qemu-aarch64
 export QEMU_CPU=max,pauth=off
 
 host_python=$(command -v python3)
+# The cross build runs setup.py on the host: Cython and setuptools there.
+build_requirements "$host_python"
 numpy_version=$("$host_python" -c 'import numpy; print(numpy.__version__)')
 python_version=$("$host_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 [ "$python_version" = 3.11 ] || {

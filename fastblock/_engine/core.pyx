@@ -272,7 +272,7 @@ cdef int fill_convert_plan(ConvertPlan* plan, intp src_item, intp dst_item, int 
     plan.cv.compute = fb_convert_compute(src_type, dst_type, scale or offset)
     plan.cv.scale = FB_AFFINE_VALUE if scale else FB_AFFINE_NONE
     plan.cv.offset = FB_AFFINE_VALUE if offset else FB_AFFINE_NONE
-    plan.cv.avx2 = tuning.convert_avx2 and cpu_convert_avx2
+    plan.cv.simd = tuning.convert_simd and cpu_convert_simd
     plan.item[SIDE_SRC] = src_item
     plan.item[SIDE_DST] = dst_item
     plan.item[SIDE_SCALE] = plan.item[SIDE_OFFSET] = 8 if plan.cv.compute == FB_NUM_F64 else 4
@@ -313,7 +313,7 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
                 "cuts": tuple([plan.cut[k] for k in range(plan.n_cuts)]),
                 "tiles": plan.n_tiles, "tile_items": plan.tile_items,
                 "scale": modes[plan.cv.scale], "offset": modes[plan.cv.offset],
-                "avx2": bool(plan.cv.avx2), "shapes": shapes}
+                "simd": bool(plan.cv.simd), "shapes": shapes}
     finally:
         free_convert_plan(&plan)
         leave_copy()

@@ -19,7 +19,7 @@ cdef extern from "src/cpu.h" nogil:
     int fb_cpu_has_neon()
     int fb_cpu_has_avx()
     int fb_cpu_has_avx2()
-    int fb_cpu_has_f16c()
+    int fb_cpu_has_convert_simd()
     int fb_cpu_has_avx512_vbmi()
 
 
@@ -177,7 +177,7 @@ cdef extern from "src/convert.h" nogil:
         int compute
         int scale
         int offset
-        int avx2
+        int simd
     int fb_convert_compute(int src, int dst, int affine)
     void fb_convert_run(const FbConvert* cv, char* dst, fb_intp dst_step, const char* src,
                         fb_intp n, const char* scale, const char* offset)

@@ -21,7 +21,7 @@ from fastblock._engine.types cimport intp
 from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT,
                                           FB_VECT_C_PIXELS_BUILT, FbTeamSettings, fb_cpu_has_avx,
                                           fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi,
-                                          fb_cpu_has_f16c, fb_cpu_has_neon,
+                                          fb_cpu_has_convert_simd, fb_cpu_has_neon,
                                           fb_cpu_has_simd128, fb_cpu_has_ssse3,
                                           fb_stream_avx, fb_team_settings)
 
@@ -54,7 +54,7 @@ cdef struct Tuning:
     bint vect_c_pixels
     intp vect_c_rows_min_bytes
     bint prefetch
-    bint convert_avx2
+    bint convert_simd
     intp convert_tile_bytes
 
 #: One engine setting: its ``name`` (a tune() keyword), ``default``,
@@ -128,8 +128,9 @@ SETTINGS = (
             "(bs 3, 64 MiB uint8, two threads: 1.38 -> 0.80 x np.copyto), smaller ones "
             "through planes (in cache the gathers cost more)"),
     Setting("prefetch", True, "on/off", "transposes ask for the source two blocks ahead"),
-    Setting("convert_avx2", True, "on/off",
-            "conversions (dtype=, scale=, offset=) by the AVX2 variants of the convert passes"),
+    Setting("convert_simd", True, "on/off",
+            "conversions (dtype=, scale=, offset=) by the SIMD variants of the convert "
+            "kernels: AVX2 and F16C on x86-64, NEON on aarch64"),
     Setting("convert_tile_bytes", 16 * 1024, "bytes",
             "a converting copy's tile: this many bytes of its widest side (source, result "
             "or compute type), moved into a stage that stays in L1 and converted out"),
@@ -157,7 +158,7 @@ SETTINGS = (
 cdef dict NEEDS = {"streaming": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
                    "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0,
                    "wide_streams": fb_cpu_has_avx() != 0, "avx2_repeats": fb_cpu_has_avx2() != 0,
-                   "convert_avx2": fb_cpu_has_avx2() != 0 and fb_cpu_has_f16c() != 0}
+                   "convert_simd": fb_cpu_has_convert_simd() != 0}
 # Settings that must be at least this (a unit of 0 bytes never ends).
 cdef dict MINIMUM = {"convert_tile_bytes": 1, "fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
                      "min_block_bytes": 1, "team_late_streak": 1, "team_backoff_min_ns": 1}
@@ -208,8 +209,8 @@ cdef bint cpu_neon = fb_cpu_has_neon() != 0
 cdef bint cpu_vbmi = cpu_simd128 and fb_cpu_has_avx512_vbmi() != 0
 cdef bint cpu_avx = fb_cpu_has_avx() != 0
 cdef bint cpu_avx2 = cpu_simd128 and fb_cpu_has_avx2() != 0
-# The convert stage's AVX2 variants also convert float16 by F16C.
-cdef bint cpu_convert_avx2 = fb_cpu_has_avx2() != 0 and fb_cpu_has_f16c() != 0
+# The convert stage's SIMD variants (src/convert.c): AVX2 with F16C, or NEON.
+cdef bint cpu_convert_simd = fb_cpu_has_convert_simd() != 0
 
 
 cdef inline bint use_simd128() noexcept nogil:
@@ -246,7 +247,7 @@ def cpu_features():
     memory paths (a setting that needs one of these stays off without it)."""
     return {"simd128": bool(cpu_simd128), "ssse3": fb_cpu_has_ssse3() != 0,
             "neon": bool(cpu_neon), "avx512_vbmi": bool(cpu_vbmi), "avx": bool(cpu_avx),
-            "avx2": bool(cpu_avx2), "convert_avx2": bool(cpu_convert_avx2),
+            "avx2": bool(cpu_avx2), "convert_simd": bool(cpu_convert_simd),
             "streaming_stores": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
             "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0 and bool(cpu_vbmi)}
 

@@ -7,8 +7,8 @@ Paths: the tile shapes (one box; a last tile shorter on one axis, on two);
 the scale and offset read one value a row or gathered into lines a tile
 (and those lines kept across a thread's tiles); the fused one-pass kernels
 (packed results of the common pairs) and the three passes (every other
-pair, and results whose items are apart); the AVX2 variants and the
-portable ones; one thread and a team; a copy in parts (space_to_batch's
+pair, and results whose items are apart); the SIMD variants (AVX2, NEON)
+and the portable ones; one thread and a team; a copy in parts (space_to_batch's
 padding, collate's samples).
 """
 from __future__ import annotations
@@ -31,12 +31,13 @@ FUSED_SOURCES = ["u1", "u2", "i2", "f2", BF16, "f4"]
 FUSED_RESULTS = ["f4", "f2", BF16, "u1"]
 
 
-@pytest.fixture(params=["avx2", "portable"])
+@pytest.fixture(params=["simd", "portable"])
 def variant(request):
-    """The AVX2 variants of the convert passes, and the portable ones."""
-    if request.param == "avx2" and not _engine.cpu_features()["convert_avx2"]:
+    """The SIMD variants of the convert kernels (AVX2 and F16C, or NEON),
+    and the portable ones."""
+    if request.param == "simd" and not _engine.cpu_features()["convert_simd"]:
         pytest.skip("this CPU has no AVX2 and F16C")
-    with _engine.tune(convert_avx2=request.param == "avx2"):
+    with _engine.tune(convert_simd=request.param == "simd"):
         yield request.param
 
 

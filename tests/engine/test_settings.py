@@ -177,8 +177,8 @@ CASES = {
                           "vect_c_pixels"),
     "vect_c_rows_min_bytes": Case(_vect_c(5, False), {"vect_c_rows_min_bytes": 0},
                                   _is("planes", "rows")),
-    "convert_avx2": Case(_convert_hwc(64), {"convert_avx2": False}, _moves("avx2", True, False),
-                         "convert_avx2"),
+    "convert_simd": Case(_convert_hwc(64), {"convert_simd": False}, _moves("simd", True, False),
+                         "convert_simd"),
     "convert_tile_bytes": Case(_convert_hwc(64), {"convert_tile_bytes": 3 * 64 * 4},
                                _moves("tile_items", 3 * 1024, 3 * 64)),
 }

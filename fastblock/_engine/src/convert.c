@@ -174,14 +174,16 @@ static inline float cv_saturate(float v, float lo, float hi) {
 /* AVX2 stores of float32 into packed 8- and 16-bit integers and float16:
    the portable loops' conditions on floats do not vectorise (a comparison
    with a NaN may trap, so the compiler keeps the branches). Same results:
-   saturate (max, min: a NaN gives lo, set to 0 after), round in the
-   current mode (np.rint), then pack exact integers. */
-#define CV_SATURATED_AVX2(v, lo, hi)                                                          \
-    _mm256_andnot_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q),                                      \
-                     _mm256_round_ps(_mm256_min_ps(_mm256_max_ps(v, lo), hi),                \
-                                     _MM_FROUND_CUR_DIRECTION))
+   saturated by max and min (a NaN gives lo: maxps returns its second
+   operand when one is a NaN), a NaN set to 0 where lo is not 0, then
+   converted to int32 in the current rounding mode (cvtps2dq rounds as
+   MXCSR says, which is np.rint's rounding) and packed. */
+#define CV_SATURATED_AVX2(v, lo, hi, LO)                                                      \
+    (LO == 0.0f ? _mm256_min_ps(_mm256_max_ps(v, lo), hi)                                     \
+                : _mm256_andnot_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q),                         \
+                                   _mm256_min_ps(_mm256_max_ps(v, lo), hi)))
 
-/* 16 floats to 16 int16s, in order (the integers fit: saturated above). */
+/* 16 saturated floats to 16 int16s, in order, rounded as they convert. */
 static inline __attribute__((always_inline, target("avx2"))) __m256i
 cv_int16s_avx2(__m256 a, __m256 b, int to_unsigned) {
     __m256i ia = _mm256_cvtps_epi32(a), ib = _mm256_cvtps_epi32(b);
@@ -196,10 +198,10 @@ cv_int16s_avx2(__m256 a, __m256 b, int to_unsigned) {
         fb_intp i = 0;                                                                      \
         if (step == (fb_intp)sizeof(T)) {                                                   \
             for (; i + 32 <= n; i += 32) {                                                  \
-                __m256 a = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i), lo, hi);                \
-                __m256 b = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 8), lo, hi);            \
-                __m256 c = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 16), lo, hi);           \
-                __m256 d = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 24), lo, hi);           \
+                __m256 a = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i), lo, hi, LO);                \
+                __m256 b = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 8), lo, hi, LO);            \
+                __m256 c = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 16), lo, hi, LO);           \
+                __m256 d = CV_SATURATED_AVX2(_mm256_loadu_ps(v + i + 24), lo, hi, LO);           \
                 __VA_ARGS__                                                                 \
             }                                                                               \
         }                                                                                   \
@@ -263,6 +265,10 @@ typedef void (*cv_load_f64)(double *v, const char *src, fb_intp n);
 typedef void (*cv_affine_f32)(float *v, fb_intp n, const float *s, int sm, const float *o, int om);
 typedef void (*cv_affine_f64)(double *v, fb_intp n, const double *s, int sm, const double *o,
                               int om);
+typedef void (*cv_affine_from_f32)(float *__restrict v, const float *__restrict x, fb_intp n,
+                                   const float *s, int sm, const float *o, int om);
+typedef void (*cv_affine_from_f64)(double *__restrict v, const double *__restrict x, fb_intp n,
+                                   const double *s, int sm, const double *o, int om);
 typedef void (*cv_store_f32)(char *dst, fb_intp step, const float *v, fb_intp n);
 typedef void (*cv_store_f64)(char *dst, fb_intp step, const double *v, fb_intp n);
 
@@ -276,6 +282,8 @@ typedef struct {
     cv_load_f64 load_f64[FB_NUM_TYPES];
     cv_affine_f32 affine_f32;
     cv_affine_f64 affine_f64;
+    cv_affine_from_f32 affine_from_f32; /* sources of the compute type: no load pass */
+    cv_affine_from_f64 affine_from_f64;
     cv_store_f32 store_f32[FB_NUM_TYPES];       /* NULL: no such result from float32 */
     cv_store_f64 store_f64[FB_NUM_TYPES];       /* NULL: no such result from float64 */
     cv_fused fused[FB_NUM_TYPES][FB_NUM_TYPES]; /* [result][source]; NULL: by the passes */
@@ -327,10 +335,13 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
                     fb_intp n, const char *scale, const char *offset) {
     const FbConvertPasses *passes = &passes_portable;
     fb_intp i, m, item = cv_item_bytes[cv->src];
-    /* Lines advance with the run; one value (or none: NULL) stays. */
+    /* Lines advance with the run; one value (or none: NULL) stays. A source
+       of the compute type, aligned (the stage always is), is read where
+       it lies: no load pass. */
     int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;
+    int affine = cv->scale != FB_AFFINE_NONE || cv->offset != FB_AFFINE_NONE;
 #if FB_X86_SIMD
-    if (cv->avx2)
+    if (cv->simd)
         passes = &passes_x86;
 #endif
     if (cv->src == FB_NUM_BF16 && cv->dst == FB_NUM_F16 && cv->scale == FB_AFFINE_NONE
@@ -342,21 +353,43 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
                                         (const float *)offset, cv->offset);
     } else if (cv->compute == FB_NUM_F32) {
         float v[FB_CONVERT_PIECE];
-        const float *s = (const float *)scale, *o = (const float *)offset;
+        const float *s = (const float *)scale, *o = (const float *)offset, *x;
+        int direct = cv->src == FB_NUM_F32 && (uintptr_t)src % sizeof(float) == 0;
         for (i = 0; i < n; i += m) {
             m = n - i < FB_CONVERT_PIECE ? n - i : FB_CONVERT_PIECE;
-            passes->load_f32[cv->src](v, src + i * item, m);
-            passes->affine_f32(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o, cv->offset);
-            passes->store_f32[cv->dst](dst + i * dst_step, dst_step, v, m);
+            if (direct && !affine) {
+                x = (const float *)src + i;
+            } else if (direct) {
+                passes->affine_from_f32(v, (const float *)src + i, m, s_line ? s + i : s,
+                                        cv->scale, o_line ? o + i : o, cv->offset);
+                x = v;
+            } else {
+                passes->load_f32[cv->src](v, src + i * item, m);
+                passes->affine_f32(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o,
+                                   cv->offset);
+                x = v;
+            }
+            passes->store_f32[cv->dst](dst + i * dst_step, dst_step, x, m);
         }
     } else {
         double v[FB_CONVERT_PIECE];
-        const double *s = (const double *)scale, *o = (const double *)offset;
+        const double *s = (const double *)scale, *o = (const double *)offset, *x;
+        int direct = cv->src == FB_NUM_F64 && (uintptr_t)src % sizeof(double) == 0;
         for (i = 0; i < n; i += m) {
             m = n - i < FB_CONVERT_PIECE ? n - i : FB_CONVERT_PIECE;
-            passes->load_f64[cv->src](v, src + i * item, m);
-            passes->affine_f64(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o, cv->offset);
-            passes->store_f64[cv->dst](dst + i * dst_step, dst_step, v, m);
+            if (direct && !affine) {
+                x = (const double *)src + i;
+            } else if (direct) {
+                passes->affine_from_f64(v, (const double *)src + i, m, s_line ? s + i : s,
+                                        cv->scale, o_line ? o + i : o, cv->offset);
+                x = v;
+            } else {
+                passes->load_f64[cv->src](v, src + i * item, m);
+                passes->affine_f64(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o,
+                                   cv->offset);
+                x = v;
+            }
+            passes->store_f64[cv->dst](dst + i * dst_step, dst_step, x, m);
         }
     }
 }
@@ -379,7 +412,7 @@ void fb_convert_init(void) {
 
 int fb_convert_lanes_runs(const FbConvert *cv, int lanes) {
 #if FB_X86_SIMD
-    return cv->avx2 && cv->src == FB_NUM_U8 && cv->compute == FB_NUM_F32
+    return cv->simd && cv->src == FB_NUM_U8 && cv->compute == FB_NUM_F32
            && (lanes == 3 || lanes == 4)
            && (cv->dst == FB_NUM_F32 || cv->dst == FB_NUM_F16 || cv->dst == FB_NUM_BF16)
            && cv->scale != FB_AFFINE_LINE && cv->offset != FB_AFFINE_LINE;

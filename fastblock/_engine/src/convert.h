@@ -36,7 +36,7 @@ typedef struct {
     int src, dst;           /* FB_NUM_* */
     int compute;            /* FB_NUM_F32 or FB_NUM_F64: the type of v */
     int scale, offset;      /* FB_AFFINE_* */
-    int avx2;               /* run the AVX2 variants (cpu.h reports AVX2) */
+    int simd;               /* run the SIMD variants (cpu.h: fb_cpu_has_convert_simd) */
 } FbConvert;
 
 /* Items a run is converted in at a time, through a buffer of v on the stack. */
@@ -51,16 +51,17 @@ FB_INTERNAL int fb_convert_compute(int src, int dst, int affine);
 FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
                                 fb_intp n, const char *scale, const char *offset);
 
+/* Build the tables of fb_convert_run's SIMD variants and of
+   fb_convert_lanes (once, when the engine loads, before any thread runs). */
+FB_INTERNAL void fb_convert_init(void);
+
 /* Pixels of `lanes` (3 or 4) uint8 items, packed, into `lanes` planes of
    the result `plane_step` bytes apart, n_pixels packed items each,
    converted by the rule above: a lane split and a conversion in one pass.
    scale and offset: one value a plane (FB_AFFINE_VALUE), steps bytes
-   apart, or none. Only with cv->avx2 and a float32, float16 or bfloat16
+   apart, or none. Only with cv->simd and a float32, float16 or bfloat16
    result (fb_convert_lanes_runs says): the convert stage moves other
    tiles through its stage. */
-/* Build the tables of fb_convert_run's AVX2 variant and of
-   fb_convert_lanes (once, when the engine loads, before any thread runs). */
-FB_INTERNAL void fb_convert_init(void);
 FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes);
 FB_INTERNAL void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step,
                                   const char *src, fb_intp n_pixels, int lanes,

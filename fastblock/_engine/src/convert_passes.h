@@ -1,6 +1,7 @@
 /* The three passes of a conversion over a piece of a run (convert.c):
-   load the source into v (the compute type), scale and offset v in place,
-   store v into the result. Included twice by convert.c: once portable,
+   load the source into v (the compute type), scale and offset into v
+   (from v, or from a source already of the compute type), store v into
+   the result. Included twice by convert.c: once portable,
    once with FB_CV_ATTR targeting AVX2 (the compiler vectorises the same
    loops 8 floats wide); FB_CV_NAME(x) names each variant's functions.
    Included without them (ci/c_warnings.sh), it defines nothing. */
@@ -36,40 +37,45 @@ FB_CV_LOADS(double, f64)
 FB_CV_LOAD(uint16_t, load_f16_f32, float, cv_f32_from_f16(x))
 FB_CV_LOAD(uint16_t, load_f16_f64, double, cv_f64_from_f16(x))
 
-/* v = v * scale, then v = v + offset, each rounded: the nine ways the two
-   are given (none, one value, one per item). */
-#define FB_CV_AFFINE_LOOP(SCALED, OFFSET)                                                     \
+/* v = x * scale, then v = v + offset, each rounded: the nine ways the two
+   are given (none, one value, one per item). In place (affine_*: x is v)
+   or from a source of the compute type into v (affine_from_*: the two
+   apart, __restrict, so that neither loop needs the compiler's run-time
+   check for overlap). */
+#define FB_CV_AFFINE_LOOP(X, SCALED, OFFSET)                                                  \
     for (i = 0; i < n; i++) {                                                               \
-        t = v[i];                                                                           \
+        t = X[i];                                                                           \
         SCALED;                                                                             \
         OFFSET;                                                                             \
         v[i] = t;                                                                           \
     }
 
-#define FB_CV_AFFINE(CT, NAME)                                                                \
-    static FB_CV_ATTR void FB_CV_NAME(NAME)(CT *v, fb_intp n, const CT *s, int sm, const CT *o, \
-                                            int om) {                                       \
+#define FB_CV_AFFINE(CT, NAME, X, ...)                                                          \
+    static FB_CV_ATTR void FB_CV_NAME(NAME)(__VA_ARGS__, fb_intp n, const CT *s, int sm,      \
+                                            const CT *o, int om) {                          \
         fb_intp i;                                                                          \
         CT t, s0 = sm == FB_AFFINE_VALUE ? s[0] : 0, o0 = om == FB_AFFINE_VALUE ? o[0] : 0;    \
         switch (sm * 3 + om) {                                                              \
-        case FB_AFFINE_NONE * 3 + FB_AFFINE_VALUE: FB_CV_AFFINE_LOOP(, t = t + o0) break;    \
-        case FB_AFFINE_NONE * 3 + FB_AFFINE_LINE: FB_CV_AFFINE_LOOP(, t = t + o[i]) break;   \
-        case FB_AFFINE_VALUE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(t = t * s0, ) break;    \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_VALUE: FB_CV_AFFINE_LOOP(X, , t = t + o0) break;    \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_LINE: FB_CV_AFFINE_LOOP(X, , t = t + o[i]) break;   \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(X, t = t * s0, ) break;    \
         case FB_AFFINE_VALUE * 3 + FB_AFFINE_VALUE:                                          \
-            FB_CV_AFFINE_LOOP(t = t * s0, t = t + o0) break;                                 \
+            FB_CV_AFFINE_LOOP(X, t = t * s0, t = t + o0) break;                                 \
         case FB_AFFINE_VALUE * 3 + FB_AFFINE_LINE:                                           \
-            FB_CV_AFFINE_LOOP(t = t * s0, t = t + o[i]) break;                               \
-        case FB_AFFINE_LINE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(t = t * s[i], ) break;   \
+            FB_CV_AFFINE_LOOP(X, t = t * s0, t = t + o[i]) break;                               \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(X, t = t * s[i], ) break;   \
         case FB_AFFINE_LINE * 3 + FB_AFFINE_VALUE:                                           \
-            FB_CV_AFFINE_LOOP(t = t * s[i], t = t + o0) break;                               \
+            FB_CV_AFFINE_LOOP(X, t = t * s[i], t = t + o0) break;                               \
         case FB_AFFINE_LINE * 3 + FB_AFFINE_LINE:                                            \
-            FB_CV_AFFINE_LOOP(t = t * s[i], t = t + o[i]) break;                             \
+            FB_CV_AFFINE_LOOP(X, t = t * s[i], t = t + o[i]) break;                             \
         default: break;                                                                     \
         }                                                                                   \
     }
 
-FB_CV_AFFINE(float, affine_f32)
-FB_CV_AFFINE(double, affine_f64)
+FB_CV_AFFINE(float, affine_f32, v, float *v)
+FB_CV_AFFINE(double, affine_f64, v, double *v)
+FB_CV_AFFINE(float, affine_from_f32, x, float *__restrict v, const float *__restrict x)
+FB_CV_AFFINE(double, affine_from_f64, x, double *__restrict v, const double *__restrict x)
 
 /* Packed results go by a loop of their own (vectorised); others item by item. */
 #define FB_CV_STORE(T, NAME, CT, EXPR)                                                        \
@@ -190,6 +196,8 @@ static const FbConvertPasses FB_CV_NAME(passes) = {
      FB_CV_NAME(load_f64_f64)},
     FB_CV_NAME(affine_f32),
     FB_CV_NAME(affine_f64),
+    FB_CV_NAME(affine_from_f32),
+    FB_CV_NAME(affine_from_f64),
     {NULL, FB_CV_NAME(store_u8_f32), FB_CV_NAME(store_i8_f32), FB_CV_NAME(store_u16_f32),
      FB_CV_NAME(store_i16_f32), NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f32),
      FB_CV_NAME(store_bf16_f32), FB_CV_NAME(store_f32_f32), NULL},

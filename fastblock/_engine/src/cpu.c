@@ -62,5 +62,7 @@ int fb_cpu_has_ssse3(void) { return fb_cpu_has(FB_CPU_SSSE3); }
 int fb_cpu_has_neon(void) { return fb_cpu_has(FB_CPU_NEON); }
 int fb_cpu_has_avx(void) { return fb_cpu_has(FB_CPU_AVX); }
 int fb_cpu_has_avx2(void) { return fb_cpu_has(FB_CPU_AVX2); }
-int fb_cpu_has_f16c(void) { return fb_cpu_has(FB_CPU_F16C); }
+int fb_cpu_has_convert_simd(void) {
+    return fb_cpu_has(FB_CPU_NEON) || (fb_cpu_has(FB_CPU_AVX2) && fb_cpu_has(FB_CPU_F16C));
+}
 int fb_cpu_has_avx512_vbmi(void) { return fb_cpu_has(FB_CPU_AVX512_VBMI); }

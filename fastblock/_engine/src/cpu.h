@@ -16,8 +16,9 @@ FB_INTERNAL int fb_cpu_has_neon(void);
 FB_INTERNAL int fb_cpu_has_avx(void);
 /* 32-byte byte shuffles: Tile's packed repeats without VBMI. */
 FB_INTERNAL int fb_cpu_has_avx2(void);
-/* Float16 conversions (vcvtps2ph): the convert stage's AVX2 variants. */
-FB_INTERNAL int fb_cpu_has_f16c(void);
+/* The convert stage's SIMD variants (convert.c): AVX2 with F16C's float16
+   conversions (vcvtps2ph) on x86-64, NEON on aarch64. */
+FB_INTERNAL int fb_cpu_has_convert_simd(void);
 /* vpermb / vpermt2b with AVX-512 F and BW: 64-byte shuffles and the
    NCHW_VECT_C bs 3 pixel kernel. */
 FB_INTERNAL int fb_cpu_has_avx512_vbmi(void);

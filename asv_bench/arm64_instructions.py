@@ -40,6 +40,13 @@ CASES = {
     "register transpose: float32 1024 x 1024": ("transpose_f32_2d", {"kernel": "transpose"}),
     "repeats: Tile of 3-byte items x 20": ("tile_3b", {"repeats": "shuffles"}),
     "repeats: Tile of 24-byte items x 3": ("tile_24b", {"repeats": "registers"}),
+    # The convert stage (dtype=, scale=, offset=): the preprocess cases.
+    "convert lanes: HWC u8 -> CHW f32, mean/std": ("convert_imagenet", {"lanes_direct": 3}),
+    "convert lanes: HWC u8 -> CHW f16": ("convert_video", {"lanes_direct": 3}),
+    "convert lanes: HWC u8 RGBA -> CHW bf16, x/255": ("convert_rgba_bf16", {"lanes_direct": 4}),
+    "convert stage: HWC u16 x13 -> CHW f32, mean/std": ("convert_bands", {"simd": True}),
+    "convert stage: CHW f32 -> HWC u8, x255": ("convert_back", {"simd": True}),
+    "convert: f32 -> f16": ("convert_f16", {"simd": True}),
 }
 
 
@@ -65,6 +72,28 @@ def _operation(name):
 
         return (lambda: fb.transpose(x, axes, out=out, num_threads=1),
                 (view.shape, view.strides, out.strides, width, out), settings)
+
+    def convert(shape, axes, source, dtype, scale=None, offset=None):
+        from fastblock._convert import type_code
+        if np.dtype(source).kind == "f":
+            x = rng.standard_normal(shape).astype(source)
+        else:
+            x = rng.integers(0, np.iinfo(source).max, shape, dtype=source)
+        view = np.transpose(x, axes)
+        out = np.empty(view.shape, dtype)
+        lanes = (1,) * (out.ndim - 1)
+        scale_steps = offset_steps = (0,) * out.ndim
+        if scale is not None:
+            scale = np.asarray(scale, np.float32).reshape(-1, *lanes)
+            scale_steps = np.broadcast_to(scale, out.shape).strides
+        if offset is not None:
+            offset = np.asarray(offset, np.float32).reshape(-1, *lanes)
+            offset_steps = np.broadcast_to(offset, out.shape).strides
+        describe = ("convert", out.shape, (view.strides, out.strides, scale_steps, offset_steps),
+                    x.itemsize, out.itemsize, type_code(x.dtype), type_code(out.dtype),
+                    scale is not None, offset is not None)
+        return (lambda: fb.transpose(x, axes, out=out, dtype=dtype, scale=scale, offset=offset,
+                                     num_threads=1), describe + (out,), {})
 
     def tile(n, width, count):
         x = values((n, 1), width)
@@ -92,6 +121,19 @@ def _operation(name):
         return transpose((2048, 2048), (1, 0), 1)
     if name == "transpose_f32_2d":
         return transpose((1024, 1024), (1, 0), 4)
+    if name == "convert_imagenet":
+        return convert((448, 448, 3), (2, 0, 1), "u1", "f4", [1 / 255 / 0.229] * 3, [-2.1] * 3)
+    if name == "convert_video":
+        return convert((540, 960, 3), (2, 0, 1), "u1", "f2")
+    if name == "convert_rgba_bf16":
+        import ml_dtypes
+        return convert((512, 512, 4), (2, 0, 1), "u1", ml_dtypes.bfloat16, [1 / 255] * 4)
+    if name == "convert_bands":
+        return convert((256, 256, 13), (2, 0, 1), "u2", "f4", [1e-3] * 13, [-0.5] * 13)
+    if name == "convert_back":
+        return convert((3, 768, 768), (1, 2, 0), "f4", "u1", [255.0])
+    if name == "convert_f16":
+        return convert((1024, 1024), (0, 1), "f4", "f2")
     if name == "tile_3b":
         return tile(65536, 3, 20)
     if name == "tile_24b":
@@ -104,16 +146,23 @@ def target(name, mode, calls):
     from fastblock import _engine
     call, plan_args, settings = _operation(name)
     portable = not _engine.cpu_features()["neon"]
-    with _engine.tune(**settings):
-        plan = _engine.describe(*plan_args[:4], dst_array=plan_args[4])
     expected = {} if portable else dict(CASES_BY_OP[name])
+    with _engine.tune(**settings):
+        if plan_args[0] == "convert":
+            plan = _engine.describe_convert(*plan_args[1:-1])
+            lanes = {shape["lanes_direct"] for shape in plan["shapes"]}
+            plan["lanes_direct"] = lanes.pop() if len(lanes) == 1 else lanes
+            simd_ok = plan["simd"] != portable
+        else:
+            plan = _engine.describe(*plan_args[:4], dst_array=plan_args[4])
+            simd_ok = plan["simd128"] == (None if portable else "neon")
     got = {key: plan[key] for key in expected}
-    if got != expected or plan["simd128"] != (None if portable else "neon"):
+    if got != expected or not simd_ok:
         raise SystemExit(f"{name} ({mode}): plan {plan}, expected {expected}")
     with _engine.tune(**settings):
         for _ in range(calls if mode != "none" else 0):
             call()
-    print("result bytes", plan_args[4].nbytes)
+    print("result bytes", plan_args[-1].nbytes)
 
 
 CASES_BY_OP = {op: facts for op, facts in CASES.values()}

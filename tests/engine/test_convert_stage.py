@@ -134,6 +134,41 @@ def test_fused_pairs_every_mode(variant, source, result):
 
 
 # --------------------------------------------------------------------------
+# Packed uint8 pixels into planes in one pass (fb_convert_lanes)
+# --------------------------------------------------------------------------
+
+LANE_AFFINES = {
+    "none": (None, None),
+    "imagenet": (np.array([1 / 255 / 0.229, 1 / 255 / 0.224, 1 / 255 / 0.225, 0.5]),
+                 np.array([-0.485 / 0.229, -0.456 / 0.224, -0.406 / 0.225, 3.0])),
+    # 0 * inf is a NaN, 255 * 1e38 overflows, -inf offsets: NaN and inf results.
+    "extreme": (np.array([np.inf, 1e38, -0.37, 1e-40]), np.array([0.0, 1.0, -np.inf, 0.0])),
+    "offset": (None, np.array([0.25, -1e4, 7.0, 65504.0])),
+}
+
+
+@pytest.mark.parametrize("lanes", [3, 4])
+@pytest.mark.parametrize("result", ["f4", "f2", BF16], ids=str)
+@pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
+def test_lanes_in_one_pass(variant, lanes, result, affine):
+    """Channels-last uint8 pixels of 3 and 4 lanes into planes: by the SIMD
+    lanes kernel (16 pixels a round; AVX2 byte shuffles, NEON LD3/LD4) where
+    it runs, every pixel count across a round's remainder, against guard
+    pages on both sides, every byte compared."""
+    scale, offset = LANE_AFFINES[affine]
+    scale = None if scale is None else scale[:lanes].reshape(lanes, 1, 1).astype(np.float32)
+    offset = None if offset is None else offset[:lanes].reshape(lanes, 1, 1).astype(np.float32)
+    for width in (1, 15, 16, 17, 33, 64 + 7):
+        for at_end in (True, False):
+            x = guarded_copy(raw_values((2, width, lanes), "u1", width + lanes), at_end)
+            plan = describe_transpose(x, (2, 0, 1), result, scale is not None,
+                                      offset is not None)
+            direct = {shape["lanes_direct"] for shape in plan["shapes"]}
+            assert direct == ({lanes} if variant == "simd" else {0}), plan
+            converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
+
+
+# --------------------------------------------------------------------------
 # Tiles: shapes, cuts, lines
 # --------------------------------------------------------------------------
 

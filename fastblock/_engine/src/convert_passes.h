@@ -42,7 +42,7 @@ FB_CV_LOAD(uint16_t, load_f16_f64, double, cv_f64_from_f16(x))
    or from a source of the compute type into v (affine_from_*: the two
    apart, __restrict, so that neither loop needs the compiler's run-time
    check for overlap). */
-#define FB_CV_AFFINE_LOOP(X, SCALED, OFFSET)                                                  \
+#define FB_CV_AFFINE_LOOP(X, SCALED, OFFSET)                                                \
     for (i = 0; i < n; i++) {                                                               \
         t = X[i];                                                                           \
         SCALED;                                                                             \
@@ -50,24 +50,24 @@ FB_CV_LOAD(uint16_t, load_f16_f64, double, cv_f64_from_f16(x))
         v[i] = t;                                                                           \
     }
 
-#define FB_CV_AFFINE(CT, NAME, X, ...)                                                          \
-    static FB_CV_ATTR void FB_CV_NAME(NAME)(__VA_ARGS__, fb_intp n, const CT *s, int sm,      \
+#define FB_CV_AFFINE(CT, NAME, X, ...)                                                      \
+    static FB_CV_ATTR void FB_CV_NAME(NAME)(__VA_ARGS__, fb_intp n, const CT *s, int sm,    \
                                             const CT *o, int om) {                          \
         fb_intp i;                                                                          \
-        CT t, s0 = sm == FB_AFFINE_VALUE ? s[0] : 0, o0 = om == FB_AFFINE_VALUE ? o[0] : 0;    \
+        CT t, s0 = sm == FB_AFFINE_VALUE ? s[0] : 0, o0 = om == FB_AFFINE_VALUE ? o[0] : 0; \
         switch (sm * 3 + om) {                                                              \
-        case FB_AFFINE_NONE * 3 + FB_AFFINE_VALUE: FB_CV_AFFINE_LOOP(X, , t = t + o0) break;    \
-        case FB_AFFINE_NONE * 3 + FB_AFFINE_LINE: FB_CV_AFFINE_LOOP(X, , t = t + o[i]) break;   \
-        case FB_AFFINE_VALUE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(X, t = t * s0, ) break;    \
-        case FB_AFFINE_VALUE * 3 + FB_AFFINE_VALUE:                                          \
-            FB_CV_AFFINE_LOOP(X, t = t * s0, t = t + o0) break;                                 \
-        case FB_AFFINE_VALUE * 3 + FB_AFFINE_LINE:                                           \
-            FB_CV_AFFINE_LOOP(X, t = t * s0, t = t + o[i]) break;                               \
-        case FB_AFFINE_LINE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(X, t = t * s[i], ) break;   \
-        case FB_AFFINE_LINE * 3 + FB_AFFINE_VALUE:                                           \
-            FB_CV_AFFINE_LOOP(X, t = t * s[i], t = t + o0) break;                               \
-        case FB_AFFINE_LINE * 3 + FB_AFFINE_LINE:                                            \
-            FB_CV_AFFINE_LOOP(X, t = t * s[i], t = t + o[i]) break;                             \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_VALUE: FB_CV_AFFINE_LOOP(X, , t = t + o0) break; \
+        case FB_AFFINE_NONE * 3 + FB_AFFINE_LINE: FB_CV_AFFINE_LOOP(X, , t = t + o[i]) break; \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(X, t = t * s0, ) break; \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_VALUE:                                         \
+            FB_CV_AFFINE_LOOP(X, t = t * s0, t = t + o0) break;                             \
+        case FB_AFFINE_VALUE * 3 + FB_AFFINE_LINE:                                          \
+            FB_CV_AFFINE_LOOP(X, t = t * s0, t = t + o[i]) break;                           \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_NONE: FB_CV_AFFINE_LOOP(X, t = t * s[i], ) break; \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_VALUE:                                          \
+            FB_CV_AFFINE_LOOP(X, t = t * s[i], t = t + o0) break;                           \
+        case FB_AFFINE_LINE * 3 + FB_AFFINE_LINE:                                           \
+            FB_CV_AFFINE_LOOP(X, t = t * s[i], t = t + o[i]) break;                         \
         default: break;                                                                     \
         }                                                                                   \
     }

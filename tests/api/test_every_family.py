@@ -13,7 +13,9 @@ import pytest
 
 import fastblock as fb
 from fastblock import _engine
-from reference import batch_to_space_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref
+from fastblock._convert import type_code
+from reference import (batch_to_space_ref, converted_ref, depth_to_space_ref, space_to_batch_ref,
+                       space_to_depth_ref)
 
 CPU = _engine.cpu_features()
 
@@ -80,15 +82,19 @@ FAMILIES = {
                           {"kernel": "gather", "shuffle_period": 3}),
     "streamed": ((300, 200), (1, 0), 4, {"streaming": True, "stream_min_bytes": 0},
                  {"streams": True}),
-    "repeats by shuffles": ((40, 1), "tile", 3, {}, {"repeats": "shuffles"}),
-    "repeats from registers": ((40, 1), "tile", 24, {"count": 3}, {"repeats": "registers"}),
-    "repeats by periods": ((40, 1), "tile", 24, {}, {"repeats": "periods"}),
+    # Packed repeats take AVX-512 VBMI's 64-byte permutes where the CPU has
+    # them, the other kernels without (wide_shuffles off).
+    "repeats by permutes": ((40, 1), "tile", 3, {}, {"repeats": "permutes"}),
+    "repeats by shuffles": ((40, 1), "tile", 3, {"wide_shuffles": False}, {"repeats": "shuffles"}),
+    "repeats from registers": ((40, 1), "tile", 24, {"count": 3, "wide_shuffles": False},
+                               {"repeats": "registers"}),
+    "repeats by periods": ((40, 1), "tile", 24, {"wide_shuffles": False}, {"repeats": "periods"}),
 }
 # The instructions each family's plan needs (the portable path runs it otherwise).
 NEEDS = {"lane interleave": "simd128", "lane split": "simd128", "line splits": "simd128",
          "gather by shuffles": "simd128", "periodic shuffles": "simd128", "streamed": "streaming_stores",
          "repeats by shuffles": "simd128", "repeats from registers": "simd128",
-         "repeats by periods": "avx2"}
+         "repeats by periods": "avx2", "repeats by permutes": "avx512_vbmi"}
 TILE_COUNT = 20
 
 
@@ -121,6 +127,32 @@ def test_every_kernel_family(family, simd):
     if not simd:
         assert plan["kernel"] != "lanes" and not plan["shuffled_pieces"] and not plan["repeats"], plan
         assert plan["simd128"] is None, plan
+
+
+# The convert stage's SIMD variants (AVX2 + F16C, NEON): (source shape and
+# dtype, axes, result dtype, scale, the tiles' lanes kernel).
+CONVERT_FAMILIES = {
+    "convert pixels into planes": ((7, 40, 3), "u1", (2, 0, 1), "f4", 1 / 255, 3),
+    "convert by the stage": ((3, 7, 40), "f4", (1, 2, 0), "u1", 255.0, 0),
+}
+
+
+@pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
+@pytest.mark.parametrize("family", CONVERT_FAMILIES)
+def test_every_convert_family(family, simd):
+    shape, source, axes, result, scale, lanes = CONVERT_FAMILIES[family]
+    x = np.random.default_rng(5).uniform(-0.2, 1.2, shape) * (255 if source == "u1" else 1)
+    x = x.clip(0, 255).astype(source) if source == "u1" else x.astype(source)
+    out = np.zeros(np.transpose(x, axes).shape, result)
+    view = np.transpose(x, axes)
+    steps = (view.strides, out.strides, (0,) * out.ndim, (0,) * out.ndim)
+    with _engine.tune(convert_simd=simd):
+        plan = _engine.describe_convert(out.shape, steps, x.itemsize, out.itemsize,
+                                        type_code(x.dtype), type_code(out.dtype), True, False)
+        assert fb.transpose(x, axes, out=out, dtype=result, scale=scale) is out
+    assert out.tobytes() == converted_ref(view, out.dtype, scale).tobytes()
+    assert plan["simd"] == (simd and CPU["convert_simd"]), plan
+    assert {t["lanes_direct"] for t in plan["shapes"]} == {lanes if plan["simd"] else 0}, plan
 
 
 @pytest.mark.parametrize("layout", ["NCHW_VECT_C"])

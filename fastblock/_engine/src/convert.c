@@ -514,6 +514,13 @@ int fb_convert_lanes_runs(const FbConvert *cv, int lanes) {
 }
 
 #if FB_X86_SIMD || FB_NEON
+/* A lanes kernel's result type: bfloat16 where the scale and offset are
+   finite. Then no NaN can come of the arithmetic (a uint8 times a finite
+   scale is finite or overflows to an infinity, plus a finite offset stays
+   one), and the rounding alone is vectorised: an infinity rounds to
+   itself, the largest floats to an infinity, as ml_dtypes rounds. */
+#define CV_BF16_FINITE FB_NUM_TYPES
+
 /* Pixels i to n of a lanes kernel, item by item. */
 static inline FB_ALWAYS_INLINE void cv_lanes_tail(char *dst, fb_intp plane_step,
                                                   const uint8_t *src, fb_intp i, fb_intp n,
@@ -560,13 +567,16 @@ static inline FB_ALWAYS_INLINE void cv_lanes_tail(char *dst, fb_intp plane_step,
             CV_LANES_AFFINE(CASE, LANES, FB_NUM_F32);                                       \
         else if (dst_type == FB_NUM_F16)                                                    \
             CV_LANES_AFFINE(CASE, LANES, FB_NUM_F16);                                       \
+        else if (finite)                                                                    \
+            CV_LANES_AFFINE(CASE, LANES, CV_BF16_FINITE);                                   \
         else                                                                                \
             CV_LANES_AFFINE(CASE, LANES, FB_NUM_BF16);                                      \
     } while (0)
 
 #define CV_LANES_KERNEL(NAME, ATTR, CASE)                                                   \
     static ATTR void NAME(int dst_type, char *dst, fb_intp plane_step, const uint8_t *src,  \
-                          fb_intp n, int lanes, const float *s, const float *o) {           \
+                          fb_intp n, int lanes, const float *s, const float *o,             \
+                          int finite) {                                                     \
         if (lanes == 3)                                                                     \
             CV_LANES_RESULT(CASE, 3);                                                       \
         else                                                                                \
@@ -601,6 +611,19 @@ cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
            quiet one, which F16C converts as NumPy does. */
         _mm_storeu_si128((__m128i *)at, _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
         _mm_storeu_si128((__m128i *)(at + 16), _mm256_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT));
+    } else if (dst_type == CV_BF16_FINITE) {
+        const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
+        __m256i words[2];
+        int k;
+        for (k = 0; k < 2; k++) {
+            __m256i b = _mm256_castps_si256(k ? hi : lo);
+            words[k] = _mm256_srli_epi32(
+                _mm256_add_epi32(_mm256_add_epi32(b, half),
+                                 _mm256_and_si256(_mm256_srli_epi32(b, 16), one)), 16);
+        }
+        _mm256_storeu_si256((__m256i *)at,
+                            _mm256_permute4x64_epi64(_mm256_packus_epi32(words[0], words[1]),
+                                                     0xd8));
     } else {
         const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
         const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
@@ -690,6 +713,18 @@ static inline FB_ALWAYS_INLINE void cv_store_lane_neon(int dst_type, char *at,
             vst1q_u16((uint16_t *)at + 8 * k,
                       vreinterpretq_u16_f16(
                           vcvt_high_f16_f32(vcvt_f16_f32(f[2 * k]), f[2 * k + 1])));
+    } else if (dst_type == CV_BF16_FINITE) {
+        /* The top halves of b + 0x7fff + (b's bit 16), by ADDHN. */
+        uint16x4_t words[4];
+        FB_UNROLL
+        for (k = 0; k < 4; k++) {
+            uint32x4_t b = vreinterpretq_u32_f32(f[k]);
+            uint32x4_t bias = vaddq_u32(vandq_u32(vshrq_n_u32(b, 16), vdupq_n_u32(1)),
+                                        vdupq_n_u32(0x7fff));
+            words[k] = vaddhn_u32(b, bias);
+        }
+        vst1q_u16((uint16_t *)at, vcombine_u16(words[0], words[1]));
+        vst1q_u16((uint16_t *)at + 8, vcombine_u16(words[2], words[3]));
     } else {
         uint16x4_t words[4];
         FB_UNROLL
@@ -760,12 +795,16 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step, const 
                       const char *offset, fb_intp offset_step) {
 #if FB_X86_SIMD || FB_NEON
     float s[4], o[4];
-    int lane;
+    int lane, finite = 1;
     for (lane = 0; lane < lanes; lane++) {
-        if (cv->scale == FB_AFFINE_VALUE)
+        if (cv->scale == FB_AFFINE_VALUE) {
             memcpy(&s[lane], scale + lane * scale_step, 4);
-        if (cv->offset == FB_AFFINE_VALUE)
+            finite &= isfinite(s[lane]) != 0;
+        }
+        if (cv->offset == FB_AFFINE_VALUE) {
             memcpy(&o[lane], offset + lane * offset_step, 4);
+            finite &= isfinite(o[lane]) != 0;
+        }
     }
 #if FB_X86_SIMD
     cv_lanes_avx2(
@@ -773,7 +812,8 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step, const 
     cv_lanes_neon(
 #endif
         cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes,
-        cv->scale == FB_AFFINE_VALUE ? s : NULL, cv->offset == FB_AFFINE_VALUE ? o : NULL);
+        cv->scale == FB_AFFINE_VALUE ? s : NULL, cv->offset == FB_AFFINE_VALUE ? o : NULL,
+        finite);
 #else
     (void)cv; (void)dst; (void)plane_step; (void)src; (void)n_pixels; (void)lanes;
     (void)scale; (void)scale_step; (void)offset; (void)offset_step;

@@ -370,46 +370,29 @@ typedef struct {
 #include "convert_passes.h"
 #undef FB_CV_ATTR
 #undef FB_CV_NAME
-
-/* The AVX2 passes, with the stores above: their pairs go by the passes,
-   not the fused loops (whose stores to these types stay scalar). Built by
-   fb_convert_init, before any thread converts. */
-static FbConvertPasses passes_x86;
-
-static void build_x86_passes(void) {
-    int s;
-    passes_x86 = passes_avx2;
-    passes_x86.store_f32[FB_NUM_U8] = store_u8_f32_x86;
-    passes_x86.store_f32[FB_NUM_I8] = store_i8_f32_x86;
-    passes_x86.store_f32[FB_NUM_U16] = store_u16_f32_x86;
-    passes_x86.store_f32[FB_NUM_I16] = store_i16_f32_x86;
-    passes_x86.store_f32[FB_NUM_F16] = store_f16_f32_x86;
-    for (s = 0; s < FB_NUM_TYPES; s++) {
-        passes_x86.fused[FB_NUM_U8][s] = NULL;
-        passes_x86.fused[FB_NUM_F16][s] = NULL;
-    }
-}
 #endif
 
-#if FB_NEON
-/* The NEON passes: the portable ones (which the compiler vectorises for
-   NEON, but for the stores above) with those stores; their pairs go by
-   the passes, not the fused loops, whose conversions into these types
-   stay scalar (float32 to float16 by fused loop: 6.7 instructions an
-   item, by the passes 1.7, counted under qemu). */
-static FbConvertPasses passes_neon;
+#if FB_X86_SIMD || FB_NEON
+/* The SIMD passes: the AVX2 ones (on NEON the portable ones, which the
+   compiler vectorises for NEON) with the SIMD stores above; their pairs
+   go by the passes, not the fused loops, whose conversions into these
+   types stay scalar (NEON, float32 to float16: 6.7 instructions an item
+   by the fused loop, 1.7 by the passes, counted under qemu). Built by
+   fb_convert_init, before any thread converts. */
+static FbConvertPasses passes_simd;
 
-static void build_neon_passes(void) {
+static void build_simd_passes(const FbConvertPasses *base, cv_store_f32 u8, cv_store_f32 i8,
+                              cv_store_f32 u16, cv_store_f32 i16, cv_store_f32 f16) {
     int s;
-    passes_neon = passes_portable;
-    passes_neon.store_f32[FB_NUM_U8] = store_u8_f32_neon;
-    passes_neon.store_f32[FB_NUM_I8] = store_i8_f32_neon;
-    passes_neon.store_f32[FB_NUM_U16] = store_u16_f32_neon;
-    passes_neon.store_f32[FB_NUM_I16] = store_i16_f32_neon;
-    passes_neon.store_f32[FB_NUM_F16] = store_f16_f32_neon;
+    passes_simd = *base;
+    passes_simd.store_f32[FB_NUM_U8] = u8;
+    passes_simd.store_f32[FB_NUM_I8] = i8;
+    passes_simd.store_f32[FB_NUM_U16] = u16;
+    passes_simd.store_f32[FB_NUM_I16] = i16;
+    passes_simd.store_f32[FB_NUM_F16] = f16;
     for (s = 0; s < FB_NUM_TYPES; s++) {
-        passes_neon.fused[FB_NUM_U8][s] = NULL;
-        passes_neon.fused[FB_NUM_F16][s] = NULL;
+        passes_simd.fused[FB_NUM_U8][s] = NULL;
+        passes_simd.fused[FB_NUM_F16][s] = NULL;
     }
 }
 #endif
@@ -422,6 +405,31 @@ int fb_convert_compute(int src, int dst, int affine) {
     return FB_NUM_F32;
 }
 
+/* fb_convert_run's pieces in the compute type CT (SUF its passes' suffix,
+   NUM its type code). */
+#define CV_PIECES(CT, SUF, NUM)                                                             \
+    do {                                                                                    \
+        CT v[FB_CONVERT_PIECE];                                                             \
+        const CT *s = (const CT *)scale, *o = (const CT *)offset, *x;                       \
+        int direct = cv->src == (NUM) && (uintptr_t)src % sizeof(CT) == 0;                  \
+        for (i = 0; i < n; i += m) {                                                        \
+            m = n - i < FB_CONVERT_PIECE ? n - i : FB_CONVERT_PIECE;                        \
+            if (direct && !affine) {                                                        \
+                x = (const CT *)src + i;                                                    \
+            } else if (direct) {                                                            \
+                passes->affine_from_##SUF(v, (const CT *)src + i, m, s_line ? s + i : s,    \
+                                          cv->scale, o_line ? o + i : o, cv->offset);       \
+                x = v;                                                                      \
+            } else {                                                                        \
+                passes->load_##SUF[cv->src](v, src + i * item, m);                          \
+                passes->affine_##SUF(v, m, s_line ? s + i : s, cv->scale,                   \
+                                     o_line ? o + i : o, cv->offset);                       \
+                x = v;                                                                      \
+            }                                                                               \
+            passes->store_##SUF[cv->dst](dst + i * dst_step, dst_step, x, m);               \
+        }                                                                                   \
+    } while (0)
+
 void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
                     fb_intp n, const char *scale, const char *offset) {
     const FbConvertPasses *passes = &passes_portable;
@@ -431,12 +439,9 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
        it lies: no load pass. */
     int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;
     int affine = cv->scale != FB_AFFINE_NONE || cv->offset != FB_AFFINE_NONE;
-#if FB_X86_SIMD
+#if FB_X86_SIMD || FB_NEON
     if (cv->simd)
-        passes = &passes_x86;
-#elif FB_NEON
-    if (cv->simd)
-        passes = &passes_neon;
+        passes = &passes_simd;
 #endif
     if (cv->src == FB_NUM_BF16 && cv->dst == FB_NUM_F16 && cv->scale == FB_AFFINE_NONE
             && cv->offset == FB_AFFINE_NONE) {
@@ -446,47 +451,12 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
         passes->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
                                         (const float *)offset, cv->offset);
     } else if (cv->compute == FB_NUM_F32) {
-        float v[FB_CONVERT_PIECE];
-        const float *s = (const float *)scale, *o = (const float *)offset, *x;
-        int direct = cv->src == FB_NUM_F32 && (uintptr_t)src % sizeof(float) == 0;
-        for (i = 0; i < n; i += m) {
-            m = n - i < FB_CONVERT_PIECE ? n - i : FB_CONVERT_PIECE;
-            if (direct && !affine) {
-                x = (const float *)src + i;
-            } else if (direct) {
-                passes->affine_from_f32(v, (const float *)src + i, m, s_line ? s + i : s,
-                                        cv->scale, o_line ? o + i : o, cv->offset);
-                x = v;
-            } else {
-                passes->load_f32[cv->src](v, src + i * item, m);
-                passes->affine_f32(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o,
-                                   cv->offset);
-                x = v;
-            }
-            passes->store_f32[cv->dst](dst + i * dst_step, dst_step, x, m);
-        }
+        CV_PIECES(float, f32, FB_NUM_F32);
     } else {
-        double v[FB_CONVERT_PIECE];
-        const double *s = (const double *)scale, *o = (const double *)offset, *x;
-        int direct = cv->src == FB_NUM_F64 && (uintptr_t)src % sizeof(double) == 0;
-        for (i = 0; i < n; i += m) {
-            m = n - i < FB_CONVERT_PIECE ? n - i : FB_CONVERT_PIECE;
-            if (direct && !affine) {
-                x = (const double *)src + i;
-            } else if (direct) {
-                passes->affine_from_f64(v, (const double *)src + i, m, s_line ? s + i : s,
-                                        cv->scale, o_line ? o + i : o, cv->offset);
-                x = v;
-            } else {
-                passes->load_f64[cv->src](v, src + i * item, m);
-                passes->affine_f64(v, m, s_line ? s + i : s, cv->scale, o_line ? o + i : o,
-                                   cv->offset);
-                x = v;
-            }
-            passes->store_f64[cv->dst](dst + i * dst_step, dst_step, x, m);
-        }
+        CV_PIECES(double, f64, FB_NUM_F64);
     }
 }
+#undef CV_PIECES
 
 #if FB_X86_SIMD
 static void cv_build_lane_masks(void);
@@ -494,10 +464,12 @@ static void cv_build_lane_masks(void);
 
 void fb_convert_init(void) {
 #if FB_X86_SIMD
-    build_x86_passes();
+    build_simd_passes(&passes_avx2, store_u8_f32_x86, store_i8_f32_x86, store_u16_f32_x86,
+                      store_i16_f32_x86, store_f16_f32_x86);
     cv_build_lane_masks();
 #elif FB_NEON
-    build_neon_passes();
+    build_simd_passes(&passes_portable, store_u8_f32_neon, store_i8_f32_neon, store_u16_f32_neon,
+                      store_i16_f32_neon, store_f16_f32_neon);
 #endif
 }
 

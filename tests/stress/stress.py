@@ -684,6 +684,14 @@ KNOBS = {
                   "team_cold_late_ns": 100_000,
                   "team_backoff_min_ns": 50_000, "team_backoff_max_ns": 2_000_000}),
     ],
+    # The convert stage: its SIMD variants (AVX2, NEON) or the portable
+    # ones, and tiles of a few items (many tiles, cut on every axis).
+    "convert": [
+        ("default", {}),
+        ("portable", {"convert_simd": False}),
+        ("small tiles", {"convert_tile_bytes": 256}),
+        ("tiny portable", {"convert_tile_bytes": 48, "convert_simd": False}),
+    ],
     # The front doors' fast path (fastblock._fastpath), not an engine setting.
     "fastpath": [
         ("default", {}),

@@ -287,9 +287,11 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
     tile's extent along each normalised axis, result order), ``extents``
     (those axes'), ``cuts`` (axes whose last tile is shorter), ``tiles``,
     ``tile_items``, ``scale`` and ``offset`` ("none", "value": one a row,
-    "line": gathered a tile), ``avx2``, and per tile shape (``shapes``)
-    its ``extent``, ``run`` (items a row), ``rows`` (row loop axes) and
-    the ``move`` kernel (describe()'s account of its Plan). For tests."""
+    "line": gathered a tile), ``simd`` (the SIMD variants run), and per
+    tile shape (``shapes``) its ``extent``, ``run`` (items a row), ``rows``
+    (row loop axes), ``lanes_direct`` (the lanes of the one-pass pixels
+    kernel, or 0) and the ``move`` kernel (describe()'s account of its
+    Plan). For tests."""
     cdef ConvertPlan plan
     cdef intp shift[CONVERT_SIDES]
     cdef int k, i

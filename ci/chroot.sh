@@ -31,7 +31,7 @@ need_root() {
 # building it first with BUILDER ROOT (a shell function) where the cache
 # has none.
 cached_root() {
-  local name=$1 builder=$2 root=$ci_cache/$1
+  local name=$1 builder=$2 root=$ci_cache/$1 status
   if [ -x "$root/bin/sh" ] && [ -f "$root/.fastblock-ready" ]; then
     echo "cached root file system: $root" >&2
   else
@@ -39,8 +39,17 @@ cached_root() {
     umount_root "$root.partial"
     rm -rf "$root.partial" "$root"
     echo "building root file system $name" >&2
-    "$builder" "$root.partial" >&2
+    # The builder in a subshell of its own with errexit on, its status
+    # checked: cached_root runs in a command substitution, where bash
+    # turns errexit off, and a step that failed (a download cut off) once
+    # left a root without its packages marked ready.
+    ( set -e; "$builder" "$root.partial" ) >&2
+    status=$?
     umount_root "$root.partial"
+    if [ "$status" -ne 0 ]; then
+      echo "building root file system $name failed ($status)" >&2
+      return 1
+    fi
     touch "$root.partial/.fastblock-ready"
     mv "$root.partial" "$root"
   fi

@@ -153,7 +153,8 @@ def run_converted(x: np.ndarray, result: np.ndarray, copies, copy, conversion: C
         copy(x, moved, n_threads)
         x = moved
         program = converting_copies(x, result, _identity_copies, conversion)
-    run_program(program, x, result, conversion, n_threads)
+    run_program(program, x, result, conversion.src_code, conversion.dst_code, conversion.scale,
+                conversion.offset, n_threads)
 
 
 def _identity_copies(src: np.ndarray, dst: np.ndarray) -> list:
@@ -196,9 +197,10 @@ def converting_copies(x: np.ndarray, result: np.ndarray, copies, conversion: Con
     return program
 
 
-def run_program(program: list, x: np.ndarray, result: np.ndarray, conversion: Conversion,
-                n_threads: int) -> None:
-    """Run converting_copies' ``program`` from ``x`` into ``result``."""
+def run_program(program: list, x: np.ndarray, result: np.ndarray, src_code: int, dst_code: int,
+                scale: Optional[np.ndarray], offset: Optional[np.ndarray], n_threads: int) -> None:
+    """Run converting_copies' ``program`` from ``x`` into ``result``: type
+    codes, and scale and offset in the compute type (Conversion's)."""
     zero = None
     for zero_source, extents, steps, offsets in program:
         source = x
@@ -206,13 +208,13 @@ def run_program(program: list, x: np.ndarray, result: np.ndarray, conversion: Co
             if zero is None:
                 zero = np.zeros(1, x.dtype)
             source = zero
-        _engine.convert_copy(source, result, conversion.src_code, conversion.dst_code,
-                             extents, steps, offsets, conversion.scale, conversion.offset,
-                             n_threads)
+        _engine.convert_copy(source, result, src_code, dst_code, extents, steps, offsets, scale,
+                             offset, n_threads)
 
 
-# The cache of converting calls (fast_call): key -> (result shape, Conversion
-# without its values, program); at most _CACHE_MAX, the oldest dropped.
+# The cache of converting calls (fast_call): key -> (result shape, result
+# dtype, type codes, compute type, program); at most _CACHE_MAX, the oldest
+# dropped.
 _CACHE: dict = {}
 _CACHE_MAX = 256
 
@@ -259,19 +261,19 @@ def fast_call(op: int, args: tuple, x, out, num_threads, convert: Convert, prepa
                 del _CACHE[next(iter(_CACHE))]
             except (KeyError, RuntimeError, StopIteration):    # another thread's eviction
                 pass
-        entry = _CACHE[key] = (tuple(call.result_shape), conversion._replace(scale=None, offset=None),
-                               program)
-    shape, conversion, program = entry
+        compute = np.float64 if _engine.compute_type(conversion.src_code, conversion.dst_code,
+                                                     True) == _FLOAT64 else np.float32
+        entry = _CACHE[key] = (tuple(call.result_shape), conversion.dtype, conversion.src_code,
+                               conversion.dst_code, compute, program)
+    shape, dtype, src_code, dst_code, compute, program = entry
     if out is None:
-        out = np.empty(shape, conversion.dtype)
+        out = np.empty(shape, dtype)
     elif not out_is_clear(out, x):
-        check_out(out, shape, conversion.dtype, x)
-    compute = np.float64 if _engine.compute_type(conversion.src_code, conversion.dst_code,
-                                                 True) == _FLOAT64 else np.float32
-    conversion = conversion._replace(
-        scale=None if convert.scale is None else compute_values(convert.scale, compute),
-        offset=None if convert.offset is None else compute_values(convert.offset, compute))
-    run_program(program, x, out, conversion, n_threads)
+        check_out(out, shape, dtype, x)
+    run_program(program, x, out, src_code, dst_code,
+                None if convert.scale is None else compute_values(convert.scale, compute),
+                None if convert.offset is None else compute_values(convert.offset, compute),
+                n_threads)
     return out
 
 

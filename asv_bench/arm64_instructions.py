@@ -45,7 +45,7 @@ CASES = {
     "convert lanes: HWC u8 -> CHW f16": ("convert_video", {"lanes_direct": 3}),
     "convert lanes: HWC u8 RGBA -> CHW bf16, x/255": ("convert_rgba_bf16", {"lanes_direct": 4}),
     "convert stage: HWC u16 x13 -> CHW f32, mean/std": ("convert_bands", {"simd": True}),
-    "convert stage: CHW f32 -> HWC u8, x255": ("convert_back", {"simd": True}),
+    "convert lanes: CHW f32 -> HWC u8, x255": ("convert_back", {"lanes_direct": 3}),
     "convert: f32 -> f16": ("convert_f16", {"simd": True}),
 }
 

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 from . import _engine
 from ._docs import fill_doc
 from ._strided_copy import StridedCopy, StridedCopies, Prepared
-from ._convert import Convert, converting, fast_call as _convert_call
+from ._convert import Convert, converting
 from ._execute import Copier, execute
 from ._fastpath import DEPTH_TO_SPACE, SPACE_TO_DEPTH, TILE
 from ._fastpath import call as _fast_call
@@ -120,8 +120,8 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
         result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out, num_threads,
                             _prepare_space_to_depth)
     else:
-        result = _convert_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out,
-                               num_threads, Convert(dtype, scale, offset), _prepare_space_to_depth)
+        result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out,
+                            num_threads, _prepare_space_to_depth, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads,
@@ -188,8 +188,8 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
         result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out, num_threads,
                             _prepare_depth_to_space)
     else:
-        result = _convert_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out,
-                               num_threads, Convert(dtype, scale, offset), _prepare_depth_to_space)
+        result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out,
+                            num_threads, _prepare_depth_to_space, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _block_general(x, block_size, mode, data_format, False, out=out,
@@ -236,8 +236,8 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
     if dtype is None and scale is None and offset is None:
         result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile)
     else:
-        result = _convert_call(TILE, (repeats,), x, out, num_threads, Convert(dtype, scale, offset),
-                               _prepare_tile)
+        result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile,
+                            Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _tile_general(x, repeats, out=out, num_threads=num_threads,

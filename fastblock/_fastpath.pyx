@@ -15,10 +15,15 @@ Taken here: ``x`` an ndarray of a plain-data dtype with items, every
 argument an ``int``, a ``str``, None, or a tuple, list or keyword dict of
 ``int`` (exact types: ``True``, ``2.0`` or ``np.int64(2)`` never equal a
 key), ``num_threads`` None or a positive ``int``, and ``out`` None or a
-writable, contiguous ndarray of the result's shape and of ``x``'s dtype
-object whose bytes lie apart from ``x``'s. Every other call, each error and
-each empty result included, gets None and takes the general path, which
-decides (and words every message) alone. :func:`enabled` switches this
+writable, contiguous ndarray of the result's shape and of the result's
+dtype object whose bytes lie apart from ``x``'s. Converting calls
+(``dtype=``, ``scale=``, ``offset=``) are keyed by their result dtype and
+the shapes of a scale and an offset given as Python floats or ints or
+NumPy arrays or scalars of a bool, integer or float dtype; their values
+are converted to the compute type at each call and read by a stored
+``_engine.ConvertProgram``. Every other call, each error and each empty
+result included, gets None and takes the general path, which decides (and
+words every message) alone. :func:`enabled` switches this
 path off and on (tests and the stress harness compare the two).
 """
 
@@ -28,9 +33,11 @@ from cpython.object cimport Py_EQ, PyObject, PyObject_Hash, PyObject_RichCompare
 from cpython.sequence cimport PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 
-from ._engine.core cimport CopyProgram
+from ._engine.core cimport ConvertProgram, CopyProgram
 from ._engine.shared_state cimport FB_SHARED_ADD, FB_SHARED_LOAD, FB_SHARED_STORE
 from ._memory cimport is_clear_destination
+
+import numpy as np
 
 from . import _engine, _threads
 
@@ -103,7 +110,12 @@ cdef class Entry:
     cdef intp strides[MAX_DIMS]
     cdef intp out_strides[MAX_DIMS]
     cdef intp result_dims[MAX_DIMS]
-    cdef CopyProgram program
+    cdef CopyProgram program        # a move's
+    cdef ConvertProgram converting  # a converting call's (then program is None)
+    cdef object result_descr        # held: the converting call's result dtype
+    cdef int scale_ndim, offset_ndim    # -1: not given
+    cdef intp scale_dims[MAX_DIMS]
+    cdef intp offset_dims[MAX_DIMS]
     cdef Py_ssize_t used
 
 
@@ -242,13 +254,16 @@ cdef long thread_count(object num_threads) except -2:
 
 
 cdef bint same_geometry(Entry entry, int op, tuple args, Py_hash_t h, cnp.ndarray src,
-                        cnp.ndarray dst, intp src_align, intp out_align) noexcept:
+                        cnp.ndarray dst, intp src_align, intp out_align, object result_descr,
+                        cnp.ndarray scale, cnp.ndarray offset) noexcept:
     cdef int k
     cdef intp* dims = cnp.PyArray_DIMS(src)
     cdef intp* strides = cnp.PyArray_STRIDES(src)
     if (entry.hash != h or entry.op != op or entry.ndim != cnp.PyArray_NDIM(src)
             or <void*>entry.descr != <void*>cnp.PyArray_DESCR(src) or entry.src_align != src_align
-            or entry.has_out != (dst is not None)):
+            or entry.has_out != (dst is not None) or entry.result_descr is not result_descr
+            or not same_dims(entry.scale_ndim, entry.scale_dims, scale)
+            or not same_dims(entry.offset_ndim, entry.offset_dims, offset)):
         return False
     for k in range(entry.ndim):
         if entry.dims[k] != dims[k] or entry.strides[k] != strides[k]:
@@ -265,15 +280,68 @@ cdef bint same_geometry(Entry entry, int op, tuple args, Py_hash_t h, cnp.ndarra
         return False
 
 
-def call(int op, tuple args, x, out, num_threads, prepare):
+cdef inline bint same_dims(int ndim, const intp* dims, cnp.ndarray values) noexcept:
+    """Whether ``values`` (None: not given) has the stored shape (ndim -1: none)."""
+    cdef int k
+    if values is None:
+        return ndim == -1
+    if ndim != cnp.PyArray_NDIM(values):
+        return False
+    for k in range(ndim):
+        if dims[k] != cnp.PyArray_DIMS(values)[k]:
+            return False
+    return True
+
+
+cdef inline Py_hash_t mix_dims(Py_hash_t h, cnp.ndarray values) noexcept:
+    cdef int k
+    if values is None:
+        return mix(h, 0x6e6f6e65)
+    h = mix(h, cnp.PyArray_NDIM(values))
+    for k in range(cnp.PyArray_NDIM(values)):
+        h = mix(h, cnp.PyArray_DIMS(values)[k])
+    return h
+
+
+cdef enum:
+    # A scale's or offset's values as the convert stage reads them: the
+    # compute type, C-contiguous (so their layout follows from their shape,
+    # which keys the call), aligned; cast as np.asarray(values, dtype) casts.
+    VALUES_FLAGS = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED | cnp.NPY_ARRAY_FORCECAST
+
+
+def compute_values(values, compute):
+    """A scale's or offset's values in the compute type ``compute``
+    (numpy.float32 or numpy.float64), C-contiguous and aligned: the layout
+    a converting call's program reads (_convert and the cached calls)."""
+    return cnp.PyArray_FROMANY(values, cnp.NPY_FLOAT64 if compute is np.float64
+                               else cnp.NPY_FLOAT32, 0, 0, VALUES_FLAGS)
+
+
+cdef bint real_values(object values) except -1:
+    """Whether a scale or offset is of a kind the cache takes: a Python
+    float or int, or a NumPy array or scalar of a bool, integer or float
+    dtype (the general path judges, and words the errors for, the rest)."""
+    kind = type(values)
+    if kind is float or kind is int:
+        return True
+    if kind is cnp.ndarray or isinstance(values, np.generic):
+        return values.dtype.kind in "biuf"
+    return False
+
+
+def call(int op, tuple args, x, out, num_threads, prepare, convert=None):
     """``op``'s call on ``x`` with ``args`` (its arguments but ``x``,
     ``out`` and ``num_threads``), or None: the call needs the general path.
     ``prepare(x, *args)``: the operator's checked call (a
-    ``_strided_copy.Prepared``), asked on the first call of a key."""
-    cdef cnp.ndarray src, dst = None
+    ``_strided_copy.Prepared``), asked on the first call of a key.
+    ``convert``: the call's ``_convert.Convert`` (dtype, scale, offset), or
+    None for a move; its result dtype and the shapes of its scale and
+    offset are part of the key, and their values are read at each call."""
+    cdef cnp.ndarray src, dst = None, scale = None, offset = None
     cdef cnp.PyArray_Descr* descr
     cdef Entry entry
-    cdef int ndim, k, slot
+    cdef int ndim, k, slot, compute
     cdef long n_threads
     cdef intp src_align, out_align = 0
     cdef Py_hash_t h
@@ -290,11 +358,46 @@ def call(int op, tuple args, x, out, num_threads, prepare):
         return None
     if not keyed_hash(args, &h):
         return None
+    result_descr = None
+    if convert is not None:
+        dtype, scale_given, offset_given = convert
+        if dtype is None:
+            result_descr = <object>descr
+        elif type(dtype) is np.dtype:
+            result_descr = dtype
+        else:
+            try:
+                result_descr = np.dtype(dtype)
+            except Exception:
+                return None
+        if scale_given is not None or offset_given is not None:
+            # The compute type with a scale or an offset (convert.h).
+            compute = (cnp.NPY_FLOAT64 if (<cnp.dtype>result_descr).type_num == cnp.NPY_FLOAT64
+                       else cnp.NPY_FLOAT32)
+            try:
+                if scale_given is not None:
+                    if not real_values(scale_given):
+                        return None
+                    scale = cnp.PyArray_FROMANY(scale_given, compute, 0, 0, VALUES_FLAGS)
+                if offset_given is not None:
+                    if not real_values(offset_given):
+                        return None
+                    offset = cnp.PyArray_FROMANY(offset_given, compute, 0, 0, VALUES_FLAGS)
+            except Exception:
+                return None
+            if ((scale is not None and cnp.PyArray_NDIM(scale) > MAX_DIMS)
+                    or (offset is not None and cnp.PyArray_NDIM(offset) > MAX_DIMS)):
+                return None
+        elif result_descr is <object>descr:
+            # The source's own dtype, no scale, no offset: a move.
+            convert = result_descr = None
     if out is not None:
         if type(out) is not cnp.ndarray:
             return None
         dst = <cnp.ndarray>out
-        if cnp.PyArray_DESCR(dst) != descr or cnp.PyArray_NDIM(dst) > MAX_DIMS:
+        if (<void*>cnp.PyArray_DESCR(dst) != (<void*>descr if convert is None
+                                               else <void*>result_descr)
+                or cnp.PyArray_NDIM(dst) > MAX_DIMS):
             return None
         out_align = <intp>(<size_t>cnp.PyArray_DATA(dst) & 15)
     src_align = <intp>(<size_t>cnp.PyArray_DATA(src) & 15)
@@ -308,6 +411,8 @@ def call(int op, tuple args, x, out, num_threads, prepare):
         h = mix(h, 1 + out_align)
         for k in range(cnp.PyArray_NDIM(dst)):
             h = mix(h, cnp.PyArray_STRIDES(dst)[k])
+    if convert is not None:
+        h = mix_dims(mix_dims(mix(h, <intp><void*>result_descr), scale), offset)
 
     slot = <int>(<size_t>h & (SLOTS - 1))
     for k in (slot, slot ^ 1):
@@ -315,15 +420,18 @@ def call(int op, tuple args, x, out, num_threads, prepare):
         if found is None:
             continue
         entry = <Entry>found
-        if not same_geometry(entry, op, args, h, src, dst, src_align, out_align):
+        if not same_geometry(entry, op, args, h, src, dst, src_align, out_align, result_descr,
+                             scale, offset):
             continue
-        if not entry.program.is_current():
+        if not (entry.converting.is_current() if convert is not None
+                else entry.program.is_current()):
             # Planned under other engine settings (tune).
             slots[k] = None
             break
         if dst is None:
-            FB_INCREF_DESCR(descr)
-            result = PyArray_Empty(entry.result_ndim, entry.result_dims, descr, 0)
+            result_type = <cnp.PyArray_Descr*>result_descr if convert is not None else descr
+            FB_INCREF_DESCR(result_type)
+            result = PyArray_Empty(entry.result_ndim, entry.result_dims, result_type, 0)
         else:
             for k in range(entry.result_ndim):
                 if cnp.PyArray_DIMS(dst)[k] != entry.result_dims[k]:
@@ -332,20 +440,36 @@ def call(int op, tuple args, x, out, num_threads, prepare):
                 return None
             result = out
         FB_SHARED_STORE(&entry.used, FB_SHARED_ADD(&clock, 1) + 1)
-        entry.program.run(<char*>cnp.PyArray_DATA(src),
-                          <char*>cnp.PyArray_DATA(<cnp.ndarray>result), n_threads)
+        run_entry(entry, src, <cnp.ndarray>result, scale, offset, n_threads)
         return result
-    return first_call(op, h, args, src, dst, n_threads, prepare, src_align, out_align)
+    return first_call(op, h, args, src, dst, n_threads, prepare, src_align, out_align, convert,
+                      result_descr, scale, offset)
+
+
+cdef int run_entry(Entry entry, cnp.ndarray src, cnp.ndarray result, cnp.ndarray scale,
+                   cnp.ndarray offset, long n_threads) except -1:
+    if entry.converting is None:
+        entry.program.run(<char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(result),
+                          <int>n_threads)
+    else:
+        entry.converting.run(<const char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(result),
+                             NULL if scale is None else <const char*>cnp.PyArray_DATA(scale),
+                             NULL if offset is None else <const char*>cnp.PyArray_DATA(offset),
+                             <int>n_threads)
+    return 0
 
 
 cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
                        cnp.ndarray dst, long n_threads, object prepare, intp src_align,
-                       intp out_align):
+                       intp out_align, object convert, object result_descr, cnp.ndarray scale,
+                       cnp.ndarray offset):
     """A key's first call: prepared, stored and run, or None (the general
     path decides, and words any error)."""
     cdef cnp.PyArray_Descr* descr = cnp.PyArray_DESCR(src)
+    cdef cnp.PyArray_Descr* result_type = descr
     cdef Entry entry = Entry.__new__(Entry)
     cdef int k, slot
+    conversion = None
     try:
         prepared = prepare(src, *args)
         result_shape = prepared.result_shape
@@ -356,13 +480,19 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
             entry.result_dims[k] = result_shape[k]
             if entry.result_dims[k] == 0:
                 return None
+        if convert is not None:
+            conversion = converts().check_conversion(src.dtype, result_shape, convert)
+            if (converts().is_plain_move(src.dtype, convert)
+                    or conversion.dtype is not result_descr):
+                return None
+            result_type = <cnp.PyArray_Descr*>result_descr
     except Exception:
         # An error, or extents past an intp: the general path words it.
         return None
     if dst is None:
-        FB_INCREF_DESCR(descr)
+        FB_INCREF_DESCR(result_type)
         try:
-            result = PyArray_Empty(entry.result_ndim, entry.result_dims, descr, 0)
+            result = PyArray_Empty(entry.result_ndim, entry.result_dims, result_type, 0)
         except (MemoryError, ValueError):
             return None
     else:
@@ -374,12 +504,24 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
         if not is_clear_destination(dst, src):
             return None
         result = dst
-    copies = prepared.copies(src, result)
-    if copies is None:
-        return None
     if stored_plan_count() >= STORED_PLANS_LIMIT:
         make_room()
-    entry.program = CopyProgram(copies, src, result)
+    if convert is None:
+        copies = prepared.copies(src, result)
+        if copies is None:
+            return None
+        entry.program = CopyProgram(copies, src, result)
+        entry.scale_ndim = entry.offset_ndim = -1
+    else:
+        program = converts().converting_copies(src, result, prepared.copies, conversion)
+        if program is None:
+            return None
+        entry.converting = ConvertProgram(program, src.itemsize, result.itemsize,
+                                          conversion.src_code, conversion.dst_code,
+                                          scale is not None, offset is not None)
+        entry.result_descr = result_descr
+        store_dims(scale, &entry.scale_ndim, entry.scale_dims)
+        store_dims(offset, &entry.offset_ndim, entry.offset_dims)
     entry.op = op
     entry.args = stored_key(args)
     entry.hash = h
@@ -403,9 +545,28 @@ cdef object first_call(int op, Py_hash_t h, tuple args, cnp.ndarray src,
         slot ^= 1
     slots[slot] = entry
     FB_SHARED_ADD(&n_stored, 1)
-    entry.program.run(<char*>cnp.PyArray_DATA(src),
-                      <char*>cnp.PyArray_DATA(<cnp.ndarray>result), <int>n_threads)
+    run_entry(entry, src, <cnp.ndarray>result, scale, offset, n_threads)
     return result
+
+
+cdef inline void store_dims(cnp.ndarray values, int* ndim, intp* dims) noexcept:
+    cdef int k
+    ndim[0] = -1 if values is None else cnp.PyArray_NDIM(values)
+    for k in range(ndim[0]):
+        dims[k] = cnp.PyArray_DIMS(values)[k]
+
+
+cdef object converting_module = None
+
+
+cdef object converts():
+    """fastblock._convert (imported at the first converting call: it
+    imports this module)."""
+    global converting_module
+    if converting_module is None:
+        from . import _convert
+        converting_module = _convert
+    return converting_module
 
 
 cdef void make_room():

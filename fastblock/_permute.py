@@ -39,7 +39,7 @@ from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import (BATCH_TO_SPACE, PIXEL_SHUFFLE, PIXEL_UNSHUFFLE, SPACE_TO_BATCH,
                         TRANSPOSE)
-from ._convert import Convert, converting, fast_call as _convert_call
+from ._convert import Convert, converting
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._layouts import CHANNELS_FIRST, CHANNELS_LAST, depth_to_space_shape, space_to_depth_shape
@@ -169,8 +169,8 @@ def transpose(x: ArrayLike, axes: Axes = None, *, out: Optional[np.ndarray] = No
     if dtype is None and scale is None and offset is None:
         result = _fast_call(TRANSPOSE, (axes,), x, out, num_threads, _prepare_transpose)
     else:
-        result = _convert_call(TRANSPOSE, (axes,), x, out, num_threads, Convert(dtype, scale, offset),
-                               _prepare_transpose)
+        result = _fast_call(TRANSPOSE, (axes,), x, out, num_threads, _prepare_transpose,
+                            Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _transpose_general(x, axes, out=out, num_threads=num_threads,
@@ -270,8 +270,8 @@ def pixel_shuffle(x: ArrayLike, upscale_factor: int, data_format: str = "channel
         result = _fast_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
                             _prepare_pixel_shuffle)
     else:
-        result = _convert_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
-                               Convert(dtype, scale, offset), _prepare_pixel_shuffle)
+        result = _fast_call(PIXEL_SHUFFLE, (upscale_factor, data_format), x, out, num_threads,
+                            _prepare_pixel_shuffle, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _pixel_general(x, upscale_factor, data_format, False, out=out, num_threads=num_threads,
@@ -346,9 +346,8 @@ def pixel_unshuffle(x: ArrayLike, downscale_factor: int, data_format: str = "cha
         result = _fast_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out, num_threads,
                             _prepare_pixel_unshuffle)
     else:
-        result = _convert_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out,
-                               num_threads, Convert(dtype, scale, offset),
-                               _prepare_pixel_unshuffle)
+        result = _fast_call(PIXEL_UNSHUFFLE, (downscale_factor, data_format), x, out,
+                            num_threads, _prepare_pixel_unshuffle, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _pixel_general(x, downscale_factor, data_format, True, out=out, num_threads=num_threads,
@@ -584,8 +583,8 @@ def space_to_batch(x: ArrayLike, block_shape: IntVector, pads_begin: IntVector,
         result = _fast_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
                             num_threads, _prepare_space_to_batch)
     else:
-        result = _convert_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
-                               num_threads, Convert(dtype, scale, offset), _prepare_space_to_batch)
+        result = _fast_call(SPACE_TO_BATCH, (block_shape, pads_begin, pads_end), x, out,
+                            num_threads, _prepare_space_to_batch, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _batch_general(x, block_shape, pads_begin, pads_end, True, out=out,
@@ -680,8 +679,8 @@ def batch_to_space(x: ArrayLike, block_shape: IntVector, crops_begin: IntVector,
         result = _fast_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
                             num_threads, _prepare_batch_to_space)
     else:
-        result = _convert_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
-                               num_threads, Convert(dtype, scale, offset), _prepare_batch_to_space)
+        result = _fast_call(BATCH_TO_SPACE, (block_shape, crops_begin, crops_end), x, out,
+                            num_threads, _prepare_batch_to_space, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _batch_general(x, block_shape, crops_begin, crops_end, False, out=out,

@@ -33,7 +33,7 @@ from ._strided_copy import StridedCopy, Prepared
 from ._docs import fill_doc
 from ._execute import execute
 from ._fastpath import REARRANGE, REPEAT
-from ._convert import Convert, converting, fast_call as _convert_call
+from ._convert import Convert, converting
 from ._fastpath import call as _fast_call
 from ._interop import arrays_in_out
 from ._validate import check_integer, check_shape_fits
@@ -453,9 +453,8 @@ def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
         result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
                             out, num_threads, _prepare_rearrange)
     else:
-        result = _convert_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,),
-                               x, out, num_threads, Convert(dtype, scale, offset),
-                               _prepare_rearrange)
+        result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,),
+                            x, out, num_threads, _prepare_rearrange, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _general(x, "rearrange", pattern, out=out, num_threads=num_threads,
@@ -506,8 +505,8 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
         result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
                             out, num_threads, _prepare_repeat)
     else:
-        result = _convert_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
-                               out, num_threads, Convert(dtype, scale, offset), _prepare_repeat)
+        result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
+                            out, num_threads, _prepare_repeat, Convert(dtype, scale, offset))
     if result is not None:
         return result
     return _general(x, "repeat", pattern, out=out, num_threads=num_threads,

@@ -200,57 +200,13 @@ def copy(cnp.ndarray src not None, cnp.ndarray dst not None, extents, src_stride
         leave_copy()
 
 
-def convert_copy(cnp.ndarray src not None, cnp.ndarray dst not None, int src_type, int dst_type,
-                 extents, steps, parts, scale=None, offset=None, int num_threads=1):
-    """Copy ``src`` into ``dst`` as :func:`copy` does, converting each item
-    from the numeric type ``src_type`` to ``dst_type`` (src/convert.h's
-    FB_NUM_* codes), times ``scale`` and plus ``offset`` where given (arrays
-    of the compute type, :func:`compute_type`).
-
-    ``steps``: four sequences of byte steps, one per side (source, result,
-    scale, offset), each as long as ``extents`` (zeros for a side not
-    given); ``parts``: tuples of four byte offsets, one per side, each a
-    run of the whole copy. The caller guarantees what :func:`copy` asks,
-    and that every scale and offset address is inside its array."""
-    cdef ConvertPlan plan
-    cdef intp shift[CONVERT_SIDES]
-    cdef const char* base[CONVERT_SIDES]
-    cdef intp n_parts = len(parts)
-    cdef intp[::1] offsets = cvarray_intp(n_parts * CONVERT_SIDES)
-    cdef int k, s
-    for k, part in enumerate(parts):
-        for s in range(CONVERT_SIDES):
-            offsets[k * CONVERT_SIDES + s] = part[s]
-    for s, values in ((SIDE_SCALE, scale), (SIDE_OFFSET, offset)):
-        if values is not None and (<cnp.ndarray?>values).itemsize != (
-                8 if fb_convert_compute(src_type, dst_type, True) == FB_NUM_F64 else 4):
-            raise ValueError("fastblock: scale and offset must be of the compute type")
-    base[SIDE_SRC] = <const char*>cnp.PyArray_DATA(src)
-    base[SIDE_DST] = <const char*>cnp.PyArray_DATA(dst)
-    base[SIDE_SCALE] = <const char*>cnp.PyArray_DATA(scale) if scale is not None else NULL
-    base[SIDE_OFFSET] = <const char*>cnp.PyArray_DATA(offset) if offset is not None else NULL
-    plan.shapes = NULL
-    plan.n_shapes = 0
-    enter_copy()
-    try:
-        if n_parts < 1 or not fill_convert_plan(&plan, src.itemsize, dst.itemsize, src_type,
-                                                dst_type, extents, steps, scale is not None,
-                                                offset is not None, shift):
-            return
-        for s in range(CONVERT_SIDES):
-            if base[s] != NULL:
-                base[s] += shift[s]
-        run_convert(&plan, base, n_parts, &offsets[0], num_threads)
-    finally:
-        free_convert_plan(&plan)
-        leave_copy()
-
-
 cdef int fill_convert_plan(ConvertPlan* plan, intp src_item, intp dst_item, int src_type,
                            int dst_type, extents, steps, bint scale, bint offset,
                            intp* shift) except -1:
-    """:func:`convert_copy`'s plan (``plan.shapes`` freed by the caller);
-    0 when the copy moves nothing. The settings guard must be held."""
+    """A converting copy's plan (ConvertProgram's, ``plan.shapes`` freed by
+    the caller): ``extents`` and four sides' ``steps`` (source, result,
+    scale, offset); 0 when the copy moves nothing. The settings guard must
+    be held."""
     cdef intp ext[MAX_INPUT_AXES]
     cdef intp side_steps[CONVERT_SIDES][MAX_INPUT_AXES]
     cdef const intp* step_rows[CONVERT_SIDES]
@@ -283,14 +239,15 @@ cdef int fill_convert_plan(ConvertPlan* plan, intp src_item, intp dst_item, int 
 
 def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type, int dst_type,
                      bint scale=False, bint offset=False):
-    """The plan :func:`convert_copy` would run, as a dict: ``box`` (the
+    """The plan a ConvertProgram would run for one copy, as a dict: ``box`` (the
     tile's extent along each normalised axis, result order), ``extents``
     (those axes'), ``cuts`` (axes whose last tile is shorter), ``tiles``,
     ``tile_items``, ``scale`` and ``offset`` ("none", "value": one a row,
     "line": gathered a tile), ``simd`` (the SIMD variants run), and per
     tile shape (``shapes``) its ``extent``, ``run`` (items a row), ``rows``
     (row loop axes), ``lanes_direct`` (the lanes of the one-pass pixels
-    kernel, or 0) and the ``move`` kernel (describe()'s account of its
+    kernel, or 0), ``lanes_interleave`` (that kernel's way: planes into
+    pixels) and the ``move`` kernel (describe()'s account of its
     Plan). For tests."""
     cdef ConvertPlan plan
     cdef intp shift[CONVERT_SIDES]
@@ -309,6 +266,7 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
             t = &plan.shapes[i]
             shapes.append({"extent": tuple([t.extent[k] for k in range(plan.n)]), "run": t.run,
                            "rows": t.n_rows, "lanes_direct": t.lanes,
+                           "lanes_interleave": bool(t.lanes_interleave),
                            "move": None if t.lanes else kernel_summary(t.move)})
         return {"extents": tuple([plan.extent[k] for k in range(plan.n)]),
                 "box": tuple([plan.box[k] for k in range(plan.n)]),

@@ -182,7 +182,7 @@ cdef extern from "src/convert.h" nogil:
     void fb_convert_run(const FbConvert* cv, char* dst, fb_intp dst_step, const char* src,
                         fb_intp n, const char* scale, const char* offset)
     void fb_convert_init()
-    int fb_convert_lanes_runs(const FbConvert* cv, int lanes)
-    void fb_convert_lanes(const FbConvert* cv, char* dst, fb_intp plane_step, const char* src,
-                          fb_intp n_pixels, int lanes, const char* scale, fb_intp scale_step,
-                          const char* offset, fb_intp offset_step)
+    int fb_convert_lanes_runs(const FbConvert* cv, int lanes, int interleave)
+    void fb_convert_lanes(const FbConvert* cv, char* dst, const char* src, fb_intp plane_step,
+                          fb_intp n_pixels, int lanes, int interleave, const char* scale,
+                          fb_intp scale_step, const char* offset, fb_intp offset_step)

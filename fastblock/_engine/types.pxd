@@ -291,10 +291,13 @@ cdef struct TileShape:
     intp stage_origin           # the tile's first item in the stage, bytes
     intp line_origin            # ... in the lines
     intp extent[MAX_AXES]       # the tile's extent along each axis
-    # A tile of packed uint8 pixels split into planes, converted in one
-    # pass (fb_convert_lanes): its lanes (0: by the stage), the planes'
-    # result step, and the scale's and offset's steps a plane.
+    # A tile of packed pixels split into planes, or planes interleaved into
+    # pixels, converted in one pass (fb_convert_lanes): its lanes (0: by
+    # the stage), which way, the planes' step (the result's for a split,
+    # the source's for an interleave), and the scale's and offset's steps
+    # a plane.
     int lanes
+    bint lanes_interleave
     intp plane_step, lane_scale_step, lane_offset_step
     intp run                    # items of a row
     intp run_step               # result bytes between a row's items

@@ -130,10 +130,12 @@ def test_every_kernel_family(family, simd):
 
 
 # The convert stage's SIMD variants (AVX2 + F16C, NEON): (source shape and
-# dtype, axes, result dtype, scale, the tiles' lanes kernel).
+# dtype, axes, result dtype, scale, the tiles' lanes kernel: its lanes and
+# whether it interleaves).
 CONVERT_FAMILIES = {
-    "convert pixels into planes": ((7, 40, 3), "u1", (2, 0, 1), "f4", 1 / 255, 3),
-    "convert by the stage": ((3, 7, 40), "f4", (1, 2, 0), "u1", 255.0, 0),
+    "convert pixels into planes": ((7, 40, 3), "u1", (2, 0, 1), "f4", 1 / 255, (3, False)),
+    "convert planes into pixels": ((4, 7, 40), "f4", (1, 2, 0), "u1", 255.0, (4, True)),
+    "convert by the stage": ((5, 7, 40), "f4", (1, 2, 0), "u1", 255.0, (0, False)),
 }
 
 
@@ -152,7 +154,8 @@ def test_every_convert_family(family, simd):
         assert fb.transpose(x, axes, out=out, dtype=result, scale=scale) is out
     assert out.tobytes() == converted_ref(view, out.dtype, scale).tobytes()
     assert plan["simd"] == (simd and CPU["convert_simd"]), plan
-    assert {t["lanes_direct"] for t in plan["shapes"]} == {lanes if plan["simd"] else 0}, plan
+    assert {(t["lanes_direct"], t["lanes_interleave"]) for t in plan["shapes"]} == {
+        lanes if plan["simd"] else (0, False)}, plan
 
 
 @pytest.mark.parametrize("layout", ["NCHW_VECT_C"])

@@ -134,7 +134,8 @@ def test_fused_pairs_every_mode(variant, source, result):
 
 
 # --------------------------------------------------------------------------
-# Packed uint8 pixels into planes in one pass (fb_convert_lanes)
+# Packed uint8 pixels into planes, and float32 planes into uint8 pixels, in
+# one pass (fb_convert_lanes)
 # --------------------------------------------------------------------------
 
 LANE_AFFINES = {
@@ -168,6 +169,41 @@ def test_lanes_in_one_pass(variant, lanes, result, affine):
             converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
 
 
+# float32 values at the uint8 rule's edges: ties (rounded to even), the
+# saturation bounds and past them, -0.0, subnormals, infs and NaNs.
+EDGE_FLOATS = np.array([0.5, 1.5, 2.5, 254.5, 255.5, 253.49998, -0.5, -0.49999997, -0.0, 0.0,
+                        255.0, 256.0, -1.0, 1e-45, -1e-45, 1e9, -1e9, np.inf, -np.inf, np.nan,
+                        -np.nan, 127.5, 128.5, 3.4e38], np.float32)
+
+
+@pytest.mark.parametrize("lanes", [3, 4])
+@pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
+def test_pixels_in_one_pass(variant, lanes, affine):
+    """float32 planes of 3 and 4 lanes into channels-last uint8 pixels (the
+    way back to an image): by the SIMD interleave kernel (16 pixels a round;
+    AVX2 byte shuffles or unpacks, NEON ST3/ST4) where it runs, every pixel
+    count across a round's remainder, the rule's edges and random bytes
+    (NaN payloads, subnormals), against guard pages on both sides, every
+    byte compared."""
+    scale, offset = LANE_AFFINES[affine]
+    scale = None if scale is None else scale[:lanes].reshape(1, 1, lanes).astype(np.float32)
+    offset = None if offset is None else offset[:lanes].reshape(1, 1, lanes).astype(np.float32)
+    rng = np.random.default_rng(lanes)
+    for width in (1, 15, 16, 17, 33, 64 + 7):
+        for at_end in (True, False):
+            values = raw_values((lanes, 2, width), "f4", width + lanes)
+            edges = rng.random(values.shape) < 0.5
+            values[edges] = rng.choice(EDGE_FLOATS, edges.sum())
+            x = guarded_copy(values, at_end)
+            plan = describe_transpose(x, (1, 2, 0), np.uint8, scale is not None,
+                                      offset is not None)
+            direct = {(shape["lanes_direct"], shape["lanes_interleave"])
+                      for shape in plan["shapes"]}
+            assert direct == ({(lanes, True)} if variant == "simd" else {(0, False)}), plan
+            converted(fb.transpose, x, np.uint8, scale, offset, at_end=not at_end,
+                      axes=(1, 2, 0))
+
+
 # --------------------------------------------------------------------------
 # Tiles: shapes, cuts, lines
 # --------------------------------------------------------------------------
@@ -186,6 +222,23 @@ def test_tile_shapes(variant, shape, axes, cuts):
     for threads in (1, 2):
         with _engine.tune(parallel_min_bytes=0):
             converted(fb.transpose, x, np.float32, scale, -1.0, threads=threads, axes=axes)
+
+
+def test_stage_moves_never_stream_or_fault_ahead(variant):
+    """A tile's move writes the thread's stage, which is resident and in
+    cache: it never streams or faults ahead, whatever the thresholds (its
+    plan is built against a stand-in address, whose pages say nothing of
+    the stage's; faulting ahead from one touched unmapped memory)."""
+    x = guarded_copy(raw_values((64, 33, 3), "u1", 9), at_end=False)
+    with _engine.tune(stream_min_bytes=0, fault_ahead_min_bytes=0, fault_unit_bytes=1,
+                      fault_lead_bytes=0, parallel_min_bytes=0):
+        plan = describe_transpose(x, (2, 1, 0), BF16, offset=True)
+        moves = [shape["move"] for shape in plan["shapes"]]
+        assert moves and all(m is not None and not m["streams"] and not m["faults_ahead"]
+                             for m in moves), plan
+        offset = np.linspace(-2, 2, 64, dtype=np.float32)
+        for threads in (1, 2):
+            converted(fb.transpose, x, BF16, None, offset, threads=threads, axes=(2, 1, 0))
 
 
 def test_small_tiles_every_shape(variant):

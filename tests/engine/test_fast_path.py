@@ -6,6 +6,7 @@ A Python ``int`` block size takes the fast path where it can, a NumPy
 integer never does: the same call with both compares the two paths.
 tests/engine/test_fast_path_differential.py compares the paths on random
 calls of every front door."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -460,3 +461,112 @@ def test_threads_share_the_cache_while_it_is_cleared():
     stop.set()
     wiper.join()
     assert not failures
+
+
+# --------------------------------------------------------------------------
+# Converting calls (dtype=, scale=, offset=): the same cache, keyed also by
+# the result dtype and the scale's and offset's shapes
+# --------------------------------------------------------------------------
+
+CONVERSIONS = [
+    {"dtype": np.float32},
+    {"dtype": "float16", "scale": 0.5},
+    {"dtype": np.dtype(np.float64), "scale": np.float64(3.0), "offset": -1},
+    {"dtype": np.uint8, "scale": np.array([255.0], np.float32), "offset": np.float32(0.5)},
+]
+
+
+@pytest.mark.parametrize("name, call, x", FRONT_DOORS, ids=[c[0] for c in FRONT_DOORS])
+@pytest.mark.parametrize("convert", CONVERSIONS, ids=lambda c: str(c["dtype"]))
+def test_converting_calls_run_from_the_cache(name, call, x, convert):
+    """Every front door's converting call: the second and later calls of a
+    key are hits, into a new result and into ``out=``, each the general
+    path's bytes."""
+    expected = _general(call, x, **convert)
+    _same(call(x, **convert), expected)
+    before = _hits()
+    for _ in range(2):
+        _same(call(x, **convert), expected)
+    assert _hits() == before + 2
+    out = np.full(expected.shape, 7, expected.dtype)
+    assert call(x, out=out, num_threads=2, **convert) is out
+    assert call(x, out=out, num_threads=2, **convert) is out
+    assert _hits() == before + 3
+    assert out.tobytes() == expected.tobytes()
+
+
+def test_converting_calls_key_by_result_and_values():
+    """Same input, other result dtype, scale or offset shape, or values:
+    another key (or the same one, reading the new values), every result
+    the general path's."""
+    x = np.arange(2 * 3 * 4, dtype=np.uint8).reshape(2, 3, 4)
+    call = lambda v, **kw: fb.transpose(v, (2, 0, 1), **kw)  # noqa: E731
+    ways = [{"dtype": np.float32, "scale": 2.0}, {"dtype": np.float64, "scale": 2.0},
+            {"dtype": np.float32, "scale": np.arange(4, dtype=np.float32).reshape(4, 1, 1)},
+            {"dtype": np.float32, "scale": np.arange(3, dtype=np.float64).reshape(1, 1, 3)},
+            {"dtype": np.float32, "scale": np.float32(-0.5)},
+            {"dtype": np.float32, "offset": np.arange(2, dtype=np.int16).reshape(2, 1)},
+            {"dtype": np.float32, "scale": 2.0, "offset": np.full((4, 1, 1), np.nan)},
+            {"dtype": np.int16, "scale": 1e9}, {"dtype": np.float32}, {"scale": 0.25}]
+    expected = [_general(call, x, **convert) for convert in ways]
+    for convert, want in zip(ways, expected):
+        _same(call(x, **convert), want)
+        before = _hits()
+        _same(call(x, **convert), want)
+        assert _hits() == before + 1, convert
+    for convert, want in zip(ways, expected):      # keys met again, in another order
+        _same(call(x, **convert), want)
+
+
+def test_converting_calls_that_take_the_general_path():
+    """Values the cache does not key (lists, bfloat16 or complex arrays,
+    booleans) and wrong ``out=`` dtypes go to the general path, which
+    converts them or words the error, even after a stored call of the same
+    geometry."""
+    x = np.arange(2 * 3 * 4, dtype=np.uint8).reshape(2, 3, 4)
+    call = lambda v, **kw: fb.transpose(v, (2, 0, 1), **kw)  # noqa: E731
+    scale = np.arange(4, dtype=np.float32).reshape(4, 1, 1)
+    for _ in range(2):
+        _same(call(x, dtype=np.float32, scale=scale), _general(call, x, dtype=np.float32,
+                                                               scale=scale))
+    before = _hits()
+    _same(call(x, dtype=np.float32, scale=[[[1.0]], [[2.0]], [[3.0]], [[4.0]]]),
+          _general(call, x, dtype=np.float32, scale=scale + 1))
+    _same(call(x, dtype=np.float32, scale=True), _general(call, x, dtype=np.float32, scale=1.0))
+    bf16 = scale.astype(ml_dtypes.bfloat16)
+    _same(call(x, dtype=np.float32, scale=bf16), _general(call, x, dtype=np.float32, scale=scale))
+    with pytest.raises(TypeError, match="scale"):
+        call(x, dtype=np.float32, scale=scale.astype(np.complex64))
+    with pytest.raises(TypeError):
+        call(x, dtype=np.float32, scale=scale, out=np.empty((4, 2, 3), np.float64))
+    with pytest.raises(TypeError):
+        call(x, dtype="not a dtype")
+    assert _hits() == before
+
+
+def test_converting_programs_release_their_plans():
+    """A stored converting call's plans are counted while it is stored and
+    given back with it."""
+    _fastpath.clear()
+    base = _engine.stored_plan_count()
+    x = np.arange(40 * 50 * 13, dtype=np.uint16).reshape(40, 50, 13)
+    fb.transpose(x, (2, 0, 1), dtype=np.float32, scale=np.ones((13, 1, 1), np.float32))
+    assert _engine.stored_plan_count() > base
+    _fastpath.clear()
+    import gc
+    gc.collect()
+    assert _engine.stored_plan_count() == base
+
+
+def test_tuning_changes_retire_converting_programs():
+    x = np.arange(8 * 8 * 3, dtype=np.uint8).reshape(8, 8, 3)
+    call = lambda: fb.transpose(x, (2, 0, 1), dtype=np.float32, scale=0.5)  # noqa: E731
+    expected = _general(lambda v: fb.transpose(v, (2, 0, 1), dtype=np.float32, scale=0.5), x)
+    _same(call(), expected)
+    _same(call(), expected)
+    before = _fastpath.stats()["stored"]
+    with _engine.tune(convert_simd=False):
+        _same(call(), expected)             # planned again, under the new settings
+        assert _fastpath.stats()["stored"] == before + 1
+    _same(call(), expected)
+    assert _fastpath.stats()["stored"] == before + 2

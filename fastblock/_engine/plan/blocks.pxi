@@ -9,10 +9,11 @@ from fastblock._engine.kernels_c cimport fb_pages_resident
 
 
 cdef void plan_memory(Plan* p, intp total, intp reach, intp itemsize, intp n_parts,
-                      intp whole_bytes, const char* dst) noexcept nogil:
+                      intp whole_bytes, const char* dst, bint staged) noexcept nogil:
     """The copy's bytes (``total`` a part, ``reach`` from its first
     destination byte to its last item), its block bytes, and whether its
-    destination streams or faults ahead (build_plan's ``whole_bytes``)."""
+    destination streams or faults ahead (build_plan's ``whole_bytes`` and
+    ``staged``)."""
     cdef intp part_bytes
     cdef int resident
     p.total_bytes = total
@@ -25,7 +26,8 @@ cdef void plan_memory(Plan* p, intp total, intp reach, intp itemsize, intp n_par
     # Asking which pages are resident takes three system calls (a few us):
     # only copies large enough to stream or to fault ahead ask.
     resident = -1
-    if dst != NULL and part_bytes >= imin(tuning.stream_min_bytes, tuning.fault_ahead_min_bytes):
+    if dst != NULL and not staged \
+            and part_bytes >= imin(tuning.stream_min_bytes, tuning.fault_ahead_min_bytes):
         resident = fb_pages_resident(dst, p.dst_end)
     # Parts write neighbouring bytes of the same lines: those stay ordinary.
     p.stream = n_parts == 1 and streams_pay(part_bytes, resident)

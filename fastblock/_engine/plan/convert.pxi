@@ -244,32 +244,45 @@ cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
 
 
 cdef bint plan_direct_lanes(ConvertPlan* c, TileShape* t) noexcept nogil:
-    """Whether the tile is packed pixels of 3 or 4 uint8 lanes into as many
-    result planes (channels last to channels first), converted in one pass
-    without the stage (fb_convert_lanes says where it runs); then ``t`` is
-    set for it."""
-    cdef int k, n = 0, axes[2]
+    """Whether the tile is packed pixels of 3 or 4 lanes split into as many
+    result planes (channels last to channels first), or planes interleaved
+    into packed result pixels (the way back), converted in one pass
+    without the stage (fb_convert_lanes_runs says where it runs); then
+    ``t`` is set for it."""
+    cdef int k, n = 0, axes[2], lane, pixel, packed, planar, interleave
     t.lanes = 0
+    t.lanes_interleave = False
     for k in range(c.n):
         if t.extent[k] > 1:
             if n == 2:
                 return False
             axes[n] = k
             n += 1
-    if n != 2 or not fb_convert_lanes_runs(&c.cv, <int>t.extent[axes[0]]):
+    if n != 2:
         return False
-    if c.step[SIDE_SRC][axes[0]] != c.item[SIDE_SRC] \
-            or c.step[SIDE_SRC][axes[1]] != t.extent[axes[0]] * c.item[SIDE_SRC] \
-            or c.step[SIDE_DST][axes[1]] != c.item[SIDE_DST] \
-            or c.step[SIDE_SCALE][axes[1]] != 0 or c.step[SIDE_OFFSET][axes[1]] != 0:
-        return False
-    t.lanes = <int>t.extent[axes[0]]
-    t.plane_step = c.step[SIDE_DST][axes[0]]
-    t.lane_scale_step = c.step[SIDE_SCALE][axes[0]]
-    t.lane_offset_step = c.step[SIDE_OFFSET][axes[0]]
-    t.run = t.extent[axes[1]]
-    t.n_rows = 0
-    return True
+    for interleave in range(2):
+        # Result order: planes outermost for a split, lanes innermost for
+        # an interleave. The packed side's pixels hold their lanes in
+        # order, the planar side's items are packed, and scale and offset
+        # are one value a plane.
+        if interleave:
+            lane, pixel, packed, planar = axes[1], axes[0], SIDE_DST, SIDE_SRC
+        else:
+            lane, pixel, packed, planar = axes[0], axes[1], SIDE_SRC, SIDE_DST
+        if fb_convert_lanes_runs(&c.cv, <int>t.extent[lane], interleave) \
+                and c.step[packed][lane] == c.item[packed] \
+                and c.step[packed][pixel] == t.extent[lane] * c.item[packed] \
+                and c.step[planar][pixel] == c.item[planar] \
+                and c.step[SIDE_SCALE][pixel] == 0 and c.step[SIDE_OFFSET][pixel] == 0:
+            t.lanes = <int>t.extent[lane]
+            t.lanes_interleave = interleave
+            t.plane_step = c.step[planar][lane]
+            t.lane_scale_step = c.step[SIDE_SCALE][lane]
+            t.lane_offset_step = c.step[SIDE_OFFSET][lane]
+            t.run = t.extent[pixel]
+            t.n_rows = 0
+            return True
+    return False
 
 
 cdef Plan* plan_tile_move(intp* shift, const ConvertPlan* c, const TileShape* t,
@@ -284,7 +297,7 @@ cdef Plan* plan_tile_move(intp* shift, const ConvertPlan* c, const TileShape* t,
     if p == NULL:
         raise MemoryError()
     try:
-        build_plan(p, c.n, t.extent, from_steps, to_steps, item, 1, &src, &dst)
+        build_plan(p, c.n, t.extent, from_steps, to_steps, item, 1, &src, &dst, 0, NULL, True)
     except BaseException:
         free(p)
         raise

@@ -21,7 +21,7 @@ from fastblock._engine.types cimport Axes, KERNEL_GATHER, KernelAxes, Plan, intp
 cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_strides,
                     const intp* dst_strides, intp itemsize, intp n_parts,
                     char** src, char** dst, intp whole_bytes=0,
-                    const intp* source_table=NULL) except -1:
+                    const intp* source_table=NULL, bint staged=False) except -1:
     """Fill ``p`` for the copy; return 0 when there is nothing to copy, else 1.
 
     ``src`` and ``dst`` are moved to the first item when a destination step
@@ -30,13 +30,16 @@ cdef int build_plan(Plan* p, int ndim, const intp* extents, const intp* src_stri
     the plan's own bytes, it decides whether the destination is streamed.
     ``source_table``: the last axis is a table axis (see Plan), its
     destination step ``itemsize`` and its source stride unused; the table
-    must outlive the plan."""
+    must outlive the plan. ``staged``: the destination is a thread's stage
+    (the convert stage's; ``dst`` a stand-in address), resident and in
+    cache: its pages are not asked about, and it neither streams nor
+    faults ahead."""
     cdef Axes axes
     cdef intp total, reach
     if not collect_axes(p, &axes, ndim, extents, src_strides, dst_strides, itemsize, source_table,
                         src, dst, &total, &reach):
         return 0
-    plan_memory(p, total, reach, itemsize, n_parts, whole_bytes, dst[0])
+    plan_memory(p, total, reach, itemsize, n_parts, whole_bytes, dst[0], staged)
     sort_axes(&axes)
     merge_axes(&axes, p.source_table != NULL)
     if plan_unfolded(p, &axes, itemsize, dst[0]):

@@ -76,8 +76,9 @@ cdef void run_convert_tile(const ConvertJob* job, intp unit, int thread) noexcep
                 shape |= 1 << j
     t = &c.shapes[shape]
     if t.lanes:
-        fb_convert_lanes(&c.cv, <char*>at[SIDE_DST], t.plane_step, at[SIDE_SRC], t.run, t.lanes,
-                         at[SIDE_SCALE], t.lane_scale_step, at[SIDE_OFFSET], t.lane_offset_step)
+        fb_convert_lanes(&c.cv, <char*>at[SIDE_DST], at[SIDE_SRC], t.plane_step, t.run, t.lanes,
+                         t.lanes_interleave, at[SIDE_SCALE], t.lane_scale_step, at[SIDE_OFFSET],
+                         t.lane_offset_step)
         return
     run_range(t.move, stage + t.stage_origin + t.move_shift[1], at[SIDE_SRC] + t.move_shift[0],
               0, t.move.n_iter)

@@ -1,6 +1,7 @@
 # Stored programs: an operator's whole copy between an input and a result
 # of fixed shapes, strides and item size, planned once and run many times
-# (the front doors' cache, _fastpath.pyx).
+# (the front doors' cache, _fastpath.pyx): CopyProgram for a move,
+# ConvertProgram for a move that converts (the convert stage's plans).
 #
 # build_plan moves the base pointers where a destination step is negative;
 # a stored plan keeps those moves as offsets, so it runs between any arrays
@@ -10,7 +11,8 @@
 # those thresholds on, and a copy that large is planned again at each run
 # (a few microseconds against a copy of 4 MiB or more).
 
-from fastblock._engine.types cimport MAX_INPUT_AXES, Plan, intp
+from fastblock._engine.types cimport (CONVERT_SIDES, ConvertPlan, MAX_INPUT_AXES, Plan, SIDE_DST,
+                                      SIDE_OFFSET, SIDE_SCALE, SIDE_SRC, intp)
 
 cdef enum:
     # StridedCopies stored by all programs together (a Plan is about 60 KB).
@@ -176,3 +178,122 @@ def stored_plan_count():
 
 #: The most plans all programs together store; later programs plan each run.
 STORED_PLANS_LIMIT = STORED_PLANS_MAX
+
+
+cdef struct StoredConvert:
+    ConvertPlan plan            # its shapes on the heap
+    bint empty                  # moves nothing: plan_convert's 0, or no part
+    bint from_zero              # reads the program's zero item, not the source
+    intp n_parts
+    intp* offsets               # CONVERT_SIDES byte offsets a part
+    intp shift[CONVERT_SIDES]   # plan_convert's moves of each side's base
+
+
+cdef class ConvertProgram:
+    """A converting copy between a source and a result of fixed geometry,
+    planned once (the convert stage's ConvertPlans) and run many times: the
+    converting calls' entries in the front doors' cache, and the general
+    path's one run. Built from _convert.converting_copies' program (per
+    copy: zero_source, extents, four sides' steps, parts' four offsets),
+    the two arrays' item sizes, the type codes and whether a scale and an
+    offset are read; the caller guarantees what the copies ask of every
+    later run (addresses inside their arrays, a scale and an offset laid
+    out as the program was built for). Its plans are counted among the
+    stored plans; they are the settings' of when it was built."""
+
+    def __cinit__(self, program, intp src_item, intp dst_item, int src_type, int dst_type,
+                  bint scale, bint offset):
+        cdef StoredConvert* c
+        cdef int i, k, s
+        program = list(program)
+        self.copies = calloc(max(len(program), 1), sizeof(StoredConvert))
+        if self.copies == NULL:
+            raise MemoryError()
+        self.n_copies = len(program)
+        self.has_scale = scale
+        self.has_offset = offset
+        enter_copy()
+        try:
+            self.generation = FB_SHARED_LOAD(&tuning_generation)
+            for i, (zero_source, extents, steps, parts) in enumerate(program):
+                c = &(<StoredConvert*>self.copies)[i]
+                c.n_parts = len(parts)
+                c.offsets = <intp*>malloc(max(c.n_parts, 1) * CONVERT_SIDES * sizeof(intp))
+                if c.offsets == NULL:
+                    raise MemoryError()
+                for k, part in enumerate(parts):
+                    for s in range(CONVERT_SIDES):
+                        c.offsets[k * CONVERT_SIDES + s] = part[s]
+                c.from_zero = bool(zero_source)
+                if c.from_zero and self.zero == NULL:
+                    self.zero = <char*>calloc(src_item, 1)
+                    if self.zero == NULL:
+                        raise MemoryError()
+                c.empty = c.n_parts < 1 or not fill_convert_plan(
+                    &c.plan, src_item, dst_item, src_type, dst_type, extents, steps, scale,
+                    offset, c.shift)
+                self.n_plans += stage_plans(&c.plan)
+            FB_SHARED_ADD(&stored_plans, self.n_plans)
+        finally:
+            leave_copy()
+
+    def __dealloc__(self):
+        cdef StoredConvert* copies = <StoredConvert*>self.copies
+        cdef int i
+        if copies != NULL:
+            for i in range(self.n_copies):
+                free_convert_plan(&copies[i].plan)
+                free(copies[i].offsets)
+            free(copies)
+        FB_SHARED_ADD(&stored_plans, -self.n_plans)
+        free(self.zero)
+
+    cdef bint is_current(self) noexcept:
+        """Whether the plans were chosen with the settings now in force."""
+        return self.generation == FB_SHARED_LOAD(&tuning_generation)
+
+    cdef int run(self, const char* src, char* dst, const char* scale, const char* offset,
+                 int num_threads) except -1:
+        """Every copy from ``src`` into ``dst``; ``scale``, ``offset``: the
+        values' first items (NULL where the program reads none)."""
+        cdef StoredConvert* c
+        cdef const char* base[CONVERT_SIDES]
+        cdef int i, s
+        enter_copy()
+        try:
+            for i in range(self.n_copies):
+                c = &(<StoredConvert*>self.copies)[i]
+                if c.empty:
+                    continue
+                base[SIDE_SRC] = self.zero if c.from_zero else src
+                base[SIDE_DST] = dst
+                base[SIDE_SCALE] = scale
+                base[SIDE_OFFSET] = offset
+                for s in range(CONVERT_SIDES):
+                    if base[s] != NULL:
+                        base[s] += c.shift[s]
+                run_convert(&c.plan, base, c.n_parts, c.offsets, num_threads)
+        finally:
+            leave_copy()
+        return 0
+
+    def __call__(self, cnp.ndarray src not None, cnp.ndarray dst not None, scale, offset,
+                 int num_threads):
+        """Run from ``src`` into ``dst``, reading ``scale`` and ``offset``
+        (arrays of the compute type, or None, as the program was built)."""
+        if (scale is not None) != self.has_scale or (offset is not None) != self.has_offset:
+            raise ValueError("fastblock: a scale and an offset as the program was built for")
+        self.run(<const char*>cnp.PyArray_DATA(src), <char*>cnp.PyArray_DATA(dst),
+                 NULL if scale is None else <const char*>cnp.PyArray_DATA(<cnp.ndarray?>scale),
+                 NULL if offset is None else <const char*>cnp.PyArray_DATA(<cnp.ndarray?>offset),
+                 num_threads)
+
+
+cdef int stage_plans(const ConvertPlan* c) noexcept nogil:
+    """The Plans a ConvertPlan holds (about 60 KB each)."""
+    cdef int i, n = 0
+    if c.shapes != NULL:
+        for i in range(c.n_shapes):
+            n += (c.shapes[i].move != NULL) + (c.shapes[i].scale_line != NULL) \
+                + (c.shapes[i].offset_line != NULL)
+    return n

@@ -477,12 +477,19 @@ void fb_convert_init(void) {
    time: their 48 or 64 bytes split into one register a lane (AVX2: byte
    shuffles, one mask a 16-byte chunk; NEON: LD3/LD4), then widened to
    float32, scaled, offset and stored as the result type; the last pixels
-   item by item by the same operations (cv_lanes_tail). */
-int fb_convert_lanes_runs(const FbConvert *cv, int lanes) {
-    return (FB_X86_SIMD || FB_NEON) && cv->simd && cv->src == FB_NUM_U8
-           && cv->compute == FB_NUM_F32 && (lanes == 3 || lanes == 4)
-           && (cv->dst == FB_NUM_F32 || cv->dst == FB_NUM_F16 || cv->dst == FB_NUM_BF16)
-           && cv->scale != FB_AFFINE_LINE && cv->offset != FB_AFFINE_LINE;
+   item by item by the same operations (cv_lanes_tail). The interleave
+   the other way: 16 floats of each plane scaled, offset, rounded and
+   saturated into 16 bytes, then interleaved into pixels (AVX2: byte
+   shuffles or unpacks; NEON: ST3/ST4); the last pixels by cv_pixels_tail. */
+int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
+    if (!(FB_X86_SIMD || FB_NEON) || !cv->simd || cv->compute != FB_NUM_F32
+            || (lanes != 3 && lanes != 4)
+            || cv->scale == FB_AFFINE_LINE || cv->offset == FB_AFFINE_LINE)
+        return 0;
+    if (interleave)
+        return cv->src == FB_NUM_F32 && cv->dst == FB_NUM_U8;
+    return cv->src == FB_NUM_U8
+           && (cv->dst == FB_NUM_F32 || cv->dst == FB_NUM_F16 || cv->dst == FB_NUM_BF16);
 }
 
 #if FB_X86_SIMD || FB_NEON
@@ -515,6 +522,25 @@ static inline FB_ALWAYS_INLINE void cv_lanes_tail(char *dst, fb_intp plane_step,
                 uint16_t y = dst_type == FB_NUM_F16 ? cv_f16_from_f32(t) : cv_bf16_from_f32(t);
                 memcpy(at, &y, 2);
             }
+        }
+}
+
+/* Pixels i to n of an interleave into uint8 pixels, item by item. */
+static inline FB_ALWAYS_INLINE void cv_pixels_tail(uint8_t *dst, fb_intp plane_step,
+                                                   const char *src, fb_intp i, fb_intp n,
+                                                   const int lanes, const float *s,
+                                                   const float *o, const int has_s,
+                                                   const int has_o) {
+    int lane;
+    for (; i < n; i++)
+        for (lane = 0; lane < lanes; lane++) {
+            float t;
+            memcpy(&t, src + lane * plane_step + 4 * i, 4);
+            if (has_s)
+                t = t * s[lane];
+            if (has_o)
+                t = t + o[lane];
+            dst[lanes * i + lane] = (uint8_t)(int32_t)cv_saturate(t, 0.0f, 255.0f);
         }
 }
 
@@ -554,12 +580,30 @@ static inline FB_ALWAYS_INLINE void cv_lanes_tail(char *dst, fb_intp plane_step,
         else                                                                                \
             CV_LANES_RESULT(CASE, 4);                                                       \
     }
+
+/* An interleave kernel's cases (uint8 results), as CV_LANES_KERNEL's. */
+#define CV_PIXELS_KERNEL(NAME, ATTR, CASE)                                                  \
+    static ATTR void NAME(uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n,     \
+                          int lanes, const float *s, const float *o) {                      \
+        if (lanes == 3)                                                                     \
+            CV_LANES_AFFINE(CASE, 3, FB_NUM_U8);                                            \
+        else                                                                                \
+            CV_LANES_AFFINE(CASE, 4, FB_NUM_U8);                                            \
+    }
 #endif
 
 #if FB_X86_SIMD
 /* masks[lanes - 3][lane][chunk]: the bytes of `lane` in 16-byte chunk
    `chunk` of 16 pixels, at their pixel's place (0x80: none). */
 static unsigned char cv_lane_masks[2][4][4][16];
+
+/* cv_pixel_masks[lane][chunk]: byte j of 16-byte chunk `chunk` of 16
+   3-lane pixels, where it lies in `lane`'s register (0x80: in another
+   lane's). A lane's register holds its pixels in the order its packs
+   leave them (cv_pixels_case_avx2): 0-3, 8-11, 4-7, 12-15. */
+static unsigned char cv_pixel_masks[3][3][16];
+
+#define CV_PACKED_AT(p) (((p) & 3) | (((p) & 4) << 1) | (((p) & 8) >> 1))
 
 static void cv_build_lane_masks(void) {
     int l, lane, chunk, j;
@@ -571,6 +615,13 @@ static void cv_build_lane_masks(void) {
                     cv_lane_masks[l - 3][lane][chunk][j] =
                         (unsigned char)(at / 16 == chunk ? at % 16 : 0x80);
                 }
+    for (lane = 0; lane < 3; lane++)
+        for (chunk = 0; chunk < 3; chunk++)
+            for (j = 0; j < 16; j++) {
+                int at = 16 * chunk + j;
+                cv_pixel_masks[lane][chunk][j] =
+                    (unsigned char)(at % 3 == lane ? CV_PACKED_AT(at / 3) : 0x80);
+            }
 }
 
 static inline __attribute__((always_inline, target("avx2,f16c"))) void
@@ -666,6 +717,76 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
 }
 
 CV_LANES_KERNEL(cv_lanes_avx2, __attribute__((target("avx2,f16c"))), cv_lanes_case_avx2)
+
+/* One case of cv_pixels_avx2 (CV_PIXELS_KERNEL): each plane's 16 floats
+   saturated and converted as store_u8_f32_x86 does, packed to 16 bytes
+   (in the order CV_PACKED_AT says), then interleaved: 3 lanes by byte
+   shuffles, 4 by unpacks. */
+static inline __attribute__((always_inline, target("avx2"))) void cv_pixels_case_avx2(
+        uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n, const int lanes,
+        const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
+    __m256 scale[4], offset[4];
+    __m128i mask[3][3];
+    int lane, chunk;
+    fb_intp i;
+    (void)dst_type;
+    FB_UNROLL
+    for (lane = 0; lane < lanes; lane++) {
+        scale[lane] = _mm256_set1_ps(has_s ? s[lane] : 1.0f);
+        offset[lane] = _mm256_set1_ps(has_o ? o[lane] : 0.0f);
+        if (lanes == 3) {
+            FB_UNROLL
+            for (chunk = 0; chunk < 3; chunk++)
+                mask[lane][chunk] = _mm_loadu_si128((const __m128i *)cv_pixel_masks[lane][chunk]);
+        }
+    }
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m128i bytes[4];
+        uint8_t *d = dst + lanes * i;
+        FB_UNROLL
+        for (lane = 0; lane < lanes; lane++) {
+            const float *from = (const float *)(src + lane * plane_step) + i;
+            __m256 lo = _mm256_loadu_ps(from), hi = _mm256_loadu_ps(from + 8);
+            __m256i words;
+            /* Each operation only where given: no multiply by 1, no add of 0. */
+            if (has_s) {
+                lo = _mm256_mul_ps(lo, scale[lane]);
+                hi = _mm256_mul_ps(hi, scale[lane]);
+            }
+            if (has_o) {
+                lo = _mm256_add_ps(lo, offset[lane]);
+                hi = _mm256_add_ps(hi, offset[lane]);
+            }
+            words = _mm256_packs_epi32(_mm256_cvtps_epi32(cv_saturated_avx2(lo, 0.0f, 255.0f)),
+                                       _mm256_cvtps_epi32(cv_saturated_avx2(hi, 0.0f, 255.0f)));
+            bytes[lane] = _mm_packus_epi16(_mm256_castsi256_si128(words),
+                                           _mm256_extracti128_si256(words, 1));
+        }
+        if (lanes == 3) {
+            FB_UNROLL
+            for (chunk = 0; chunk < 3; chunk++)
+                _mm_storeu_si128((__m128i *)(d + 16 * chunk),
+                                 _mm_or_si128(_mm_or_si128(
+                                     _mm_shuffle_epi8(bytes[0], mask[0][chunk]),
+                                     _mm_shuffle_epi8(bytes[1], mask[1][chunk])),
+                                     _mm_shuffle_epi8(bytes[2], mask[2][chunk])));
+        } else {
+            /* Pairs of lanes, then pixels: the low halves hold pixels 0-3
+               and 8-11, the high ones 4-7 and 12-15. */
+            __m128i rg_lo = _mm_unpacklo_epi8(bytes[0], bytes[1]);
+            __m128i ba_lo = _mm_unpacklo_epi8(bytes[2], bytes[3]);
+            __m128i rg_hi = _mm_unpackhi_epi8(bytes[0], bytes[1]);
+            __m128i ba_hi = _mm_unpackhi_epi8(bytes[2], bytes[3]);
+            _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(rg_lo, ba_lo));
+            _mm_storeu_si128((__m128i *)(d + 16), _mm_unpacklo_epi16(rg_hi, ba_hi));
+            _mm_storeu_si128((__m128i *)(d + 32), _mm_unpackhi_epi16(rg_lo, ba_lo));
+            _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(rg_hi, ba_hi));
+        }
+    }
+    cv_pixels_tail(dst, plane_step, src, i, n, lanes, s, o, has_s, has_o);
+}
+
+CV_PIXELS_KERNEL(cv_pixels_avx2, __attribute__((target("avx2"))), cv_pixels_case_avx2)
 #endif
 
 #if FB_NEON
@@ -760,34 +881,91 @@ static inline FB_ALWAYS_INLINE void cv_lanes_case_neon(
 }
 
 CV_LANES_KERNEL(cv_lanes_neon, , cv_lanes_case_neon)
+
+/* One case of cv_pixels_neon (CV_PIXELS_KERNEL): each plane's 16 floats
+   saturated, rounded and converted as store_u8_f32_neon does, narrowed to
+   16 bytes, then interleaved by ST3/ST4. */
+static inline FB_ALWAYS_INLINE void cv_pixels_case_neon(
+        uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n, const int lanes,
+        const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
+    float32x4_t scale[4], offset[4];
+    int lane, k;
+    fb_intp i;
+    (void)dst_type;
+    FB_UNROLL
+    for (lane = 0; lane < lanes; lane++) {
+        scale[lane] = vdupq_n_f32(has_s ? s[lane] : 1.0f);
+        offset[lane] = vdupq_n_f32(has_o ? o[lane] : 0.0f);
+    }
+    for (i = 0; i + 16 <= n; i += 16) {
+        uint8x16_t bytes[4];
+        FB_UNROLL
+        for (lane = 0; lane < lanes; lane++) {
+            const float *from = (const float *)(src + lane * plane_step) + i;
+            int32x4_t w[4];
+            FB_UNROLL
+            for (k = 0; k < 4; k++) {
+                float32x4_t f = vld1q_f32(from + 4 * k);
+                /* Each operation only where given: no multiply by 1, no add of 0. */
+                if (has_s)
+                    f = vmulq_f32(f, scale[lane]);
+                if (has_o)
+                    f = vaddq_f32(f, offset[lane]);
+                w[k] = cv_int32s_neon(f, 0.0f, 255.0f);
+            }
+            bytes[lane] = vcombine_u8(
+                vmovn_u16(vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(w[0])),
+                                       vmovn_u32(vreinterpretq_u32_s32(w[1])))),
+                vmovn_u16(vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(w[2])),
+                                       vmovn_u32(vreinterpretq_u32_s32(w[3])))));
+        }
+        if (lanes == 3) {
+            uint8x16x3_t pixels = {{bytes[0], bytes[1], bytes[2]}};
+            vst3q_u8(dst + 3 * i, pixels);
+        } else {
+            uint8x16x4_t pixels = {{bytes[0], bytes[1], bytes[2], bytes[3]}};
+            vst4q_u8(dst + 4 * i, pixels);
+        }
+    }
+    cv_pixels_tail(dst, plane_step, src, i, n, lanes, s, o, has_s, has_o);
+}
+
+CV_PIXELS_KERNEL(cv_pixels_neon, , cv_pixels_case_neon)
 #endif
 
-void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step, const char *src,
-                      fb_intp n_pixels, int lanes, const char *scale, fb_intp scale_step,
-                      const char *offset, fb_intp offset_step) {
+void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
+                      fb_intp n_pixels, int lanes, int interleave, const char *scale,
+                      fb_intp scale_step, const char *offset, fb_intp offset_step) {
 #if FB_X86_SIMD || FB_NEON
     float s[4], o[4];
     int lane, finite = 1;
+    const float *has_s = cv->scale == FB_AFFINE_VALUE ? s : NULL;
+    const float *has_o = cv->offset == FB_AFFINE_VALUE ? o : NULL;
     for (lane = 0; lane < lanes; lane++) {
-        if (cv->scale == FB_AFFINE_VALUE) {
+        if (has_s) {
             memcpy(&s[lane], scale + lane * scale_step, 4);
             finite &= isfinite(s[lane]) != 0;
         }
-        if (cv->offset == FB_AFFINE_VALUE) {
+        if (has_o) {
             memcpy(&o[lane], offset + lane * offset_step, 4);
             finite &= isfinite(o[lane]) != 0;
         }
     }
 #if FB_X86_SIMD
-    cv_lanes_avx2(
+    if (interleave)
+        cv_pixels_avx2((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
+    else
+        cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
+                      has_o, finite);
 #else
-    cv_lanes_neon(
+    if (interleave)
+        cv_pixels_neon((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
+    else
+        cv_lanes_neon(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
+                      has_o, finite);
 #endif
-        cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes,
-        cv->scale == FB_AFFINE_VALUE ? s : NULL, cv->offset == FB_AFFINE_VALUE ? o : NULL,
-        finite);
 #else
-    (void)cv; (void)dst; (void)plane_step; (void)src; (void)n_pixels; (void)lanes;
-    (void)scale; (void)scale_step; (void)offset; (void)offset_step;
+    (void)cv; (void)dst; (void)src; (void)plane_step; (void)n_pixels; (void)lanes;
+    (void)interleave; (void)scale; (void)scale_step; (void)offset; (void)offset_step;
 #endif
 }

@@ -55,16 +55,19 @@ FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step
    fb_convert_lanes (once, when the engine loads, before any thread runs). */
 FB_INTERNAL void fb_convert_init(void);
 
-/* Pixels of `lanes` (3 or 4) uint8 items, packed, into `lanes` planes of
-   the result `plane_step` bytes apart, n_pixels packed items each,
-   converted by the rule above: a lane split and a conversion in one pass.
-   scale and offset: one value a plane (FB_AFFINE_VALUE), steps bytes
-   apart, or none. Only with cv->simd and a float32, float16 or bfloat16
-   result (fb_convert_lanes_runs says): the convert stage moves other
-   tiles through its stage. */
-FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes);
-FB_INTERNAL void fb_convert_lanes(const FbConvert *cv, char *dst, fb_intp plane_step,
-                                  const char *src, fb_intp n_pixels, int lanes,
+/* A lane split or interleave and a conversion in one pass, by the rule
+   above: n_pixels pixels of `lanes` (3 or 4) items, packed on one side,
+   and `lanes` planes of n_pixels packed items each, `plane_step` bytes
+   apart, on the other. A split (interleave 0) takes uint8 pixels into
+   float32, float16 or bfloat16 planes (channels last to channels first);
+   an interleave takes float32 planes into uint8 pixels (the way back to an
+   image). scale and offset: one value a plane (FB_AFFINE_VALUE), steps
+   bytes apart, or none. Only with cv->simd and those types
+   (fb_convert_lanes_runs says): the convert stage moves other tiles
+   through its stage. */
+FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave);
+FB_INTERNAL void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src,
+                                  fb_intp plane_step, fb_intp n_pixels, int lanes, int interleave,
                                   const char *scale, fb_intp scale_step, const char *offset,
                                   fb_intp offset_step);
 

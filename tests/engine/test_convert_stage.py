@@ -241,6 +241,43 @@ def test_stage_moves_never_stream_or_fault_ahead(variant):
             converted(fb.transpose, x, BF16, None, offset, threads=threads, axes=(2, 1, 0))
 
 
+FAULT_EVERY_TILE = {"fault_ahead_min_bytes": 0, "fault_unit_bytes": 1, "fault_lead_bytes": 0,
+                    "parallel_min_bytes": 0}
+
+
+@pytest.mark.parametrize("case", ["split", "interleave", "staged", "parts"])
+def test_fresh_results_fault_each_tile_ahead(variant, case):
+    """Results whose pages are not yet in memory have each tile's rows
+    faulted ahead (forced here for every size: the calling thread faults
+    for a team of two), clamped to the result's end: fresh guarded pages
+    right before an inaccessible one, every byte compared."""
+    rng = np.random.default_rng(17)
+    if case == "split":
+        x, axes, dtype, scale = rng.integers(0, 256, (37, 41, 3), np.uint8), (2, 0, 1), BF16, 0.5
+    elif case == "interleave":
+        x, axes, dtype, scale = rng.random((4, 37, 41), np.float32) * 300, (1, 2, 0), "u1", 0.9
+    else:
+        x, axes, dtype, scale = rng.integers(0, 60000, (29, 31, 13), np.uint16), (2, 0, 1), "f4", 3.0
+    plain = np.ascontiguousarray(x.transpose(axes))
+    with _engine.tune(**FAULT_EVERY_TILE):
+        for threads in (1, 2):
+            if case == "parts":
+                samples = [x, x[::-1], x + 1]
+                fresh = Guarded(3 * plain.size * 4, at_end=True).array((3,) + plain.shape,
+                                                                           np.float32)
+                assert fb.collate(samples, fb.transpose, axes, out=fresh, num_threads=threads,
+                                  dtype=np.float32, scale=scale) is fresh
+                for sample, got in zip(samples, fresh):
+                    same_bytes(got, converted_ref(np.ascontiguousarray(sample.transpose(axes)),
+                                                  np.float32, scale))
+                continue
+            fresh = Guarded(plain.size * np.dtype(dtype).itemsize, at_end=True).array(
+                plain.shape, dtype)
+            assert fb.transpose(x, axes, out=fresh, num_threads=threads, dtype=dtype,
+                                scale=scale) is fresh
+            same_bytes(fresh, converted_ref(plain, dtype, scale))
+
+
 def test_small_tiles_every_shape(variant):
     """Tiles of a few items: many tiles, both cut axes, every shape."""
     x = guarded_copy(raw_values((13, 11, 3), "f4", 5), at_end=False)

@@ -241,6 +241,34 @@ def test_stage_moves_never_stream_or_fault_ahead(variant):
             converted(fb.transpose, x, BF16, None, offset, threads=threads, axes=(2, 1, 0))
 
 
+IN_PLACE_MIN_RUN = 256      # plan/convert.pxi: CONVERT_IN_PLACE_MIN_RUN
+
+
+@pytest.mark.parametrize("run", [IN_PLACE_MIN_RUN - 1, IN_PLACE_MIN_RUN, 301])
+@pytest.mark.parametrize("source", ["u2", "f4"])
+def test_rows_converted_in_place(variant, run, source):
+    """A tile whose source rows run forwards like the result's is converted
+    where it lies, no move, where its rows are long enough, else through the
+    stage: rows of the threshold's either side, read forwards and with the
+    outer axis backwards, from an unaligned source, a scale one a row and
+    an offset one an item (gathered into lines), against guard pages."""
+    raw = raw_values((7, run + 5), source, run)
+    if source == "f4":
+        raw[1, 2:2 + EDGE_FLOATS.size] = EDGE_FLOATS
+    bytes_ = np.zeros(raw.nbytes + 1, np.uint8)
+    unaligned = bytes_[1:].view(raw.dtype).reshape(raw.shape)
+    unaligned[...] = raw
+    scale = np.linspace(-2, 3, 7, dtype=np.float32).reshape(7, 1)
+    offset = np.linspace(-1, 1, run, dtype=np.float32)
+    for x in (guarded_copy(raw, True)[:, :run], guarded_copy(raw, False)[::-1, 2:run + 2],
+              unaligned[:, :run]):
+        for dtype in ("f4", "u1", BF16):
+            plan = describe_transpose(x, (0, 1), dtype, True, True)
+            moves = {shape["move"] is None for shape in plan["shapes"]}
+            assert moves == {run >= IN_PLACE_MIN_RUN}, plan
+            converted(fb.rearrange, x, dtype, scale, offset, pattern="a b -> a b")
+
+
 FAULT_EVERY_TILE = {"fault_ahead_min_bytes": 0, "fault_unit_bytes": 1, "fault_lead_bytes": 0,
                     "parallel_min_bytes": 0}
 

@@ -7,6 +7,9 @@
 # axis order, by an ordinary Plan (the engine's kernels, unchanged); the
 # stage's rows are then converted into the result (src/convert.c). The
 # stage stays in L1, so the result is written once, in its own dtype.
+# Where the source's rows already run forwards like the result's (a
+# conversion without a layout change, channels first to channels first),
+# they are converted where they lie, with no move.
 #
 # A tile takes the axes innermost on either side first (the smaller of
 # each axis's two steps, in items), so that the move keeps its kernel: a
@@ -37,6 +40,10 @@ cdef enum:
     # Source items a tile cut from two long axes keeps of the source's
     # innermost one: a cache line of float32.
     CONVERT_MIN_SIDE = 16
+    # Items a row needs for a tile whose source rows run forwards to be
+    # converted in place, not through the stage (a row costs a call of the
+    # convert kernel; the stage merges the rows the source keeps apart).
+    CONVERT_IN_PLACE_MIN_RUN = 256
 
 
 cdef int plan_convert(ConvertPlan* c, int ndim, const intp* extents, const intp* const* steps,
@@ -224,8 +231,16 @@ cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
     t.stage_origin = 0
     t.line_origin = 0
     for k in range(c.n):
-        stage_step[k] = packed[k] * c.item[SIDE_SRC]
         line_step[k] = packed[k] * c.item[SIDE_SCALE]
+    if inner >= 0 and c.step[SIDE_SRC][inner] == c.item[SIDE_SRC]:
+        # The source's rows run forwards like the result's: converted where
+        # they lie (no move), unless that leaves rows too short to pay.
+        plan_tile_rows(c, t, &c.step[SIDE_SRC][0], line_step)
+        if t.run >= CONVERT_IN_PLACE_MIN_RUN:
+            plan_tile_lines(c, t, line_step)
+            return 0
+    for k in range(c.n):
+        stage_step[k] = packed[k] * c.item[SIDE_SRC]
         if c.step[SIDE_SRC][k] < 0 and k != inner and t.extent[k] > 1:
             t.stage_origin += (t.extent[k] - 1) * stage_step[k]
             t.line_origin += (t.extent[k] - 1) * line_step[k]
@@ -233,13 +248,20 @@ cdef int plan_tile_shape(ConvertPlan* c, TileShape* t) except -1:
             line_step[k] = -line_step[k]
     t.move = plan_tile_move(t.move_shift, c, t, &c.step[SIDE_SRC][0], stage_step,
                    c.item[SIDE_SRC])
+    plan_tile_lines(c, t, line_step)
+    plan_tile_rows(c, t, stage_step, line_step)
+    return 0
+
+
+cdef int plan_tile_lines(ConvertPlan* c, TileShape* t, const intp* line_step) except -1:
+    """The moves of a tile's scale and offset values into lines (where they
+    vary along its rows), packed by ``line_step``."""
     if c.cv.scale == FB_AFFINE_LINE:
         t.scale_line = plan_tile_move(t.scale_shift, c, t, &c.step[SIDE_SCALE][0], line_step,
                        c.item[SIDE_SCALE])
     if c.cv.offset == FB_AFFINE_LINE:
         t.offset_line = plan_tile_move(t.offset_shift, c, t, &c.step[SIDE_OFFSET][0], line_step,
                        c.item[SIDE_OFFSET])
-    plan_tile_rows(c, t, stage_step, line_step)
     return 0
 
 

@@ -2,7 +2,8 @@
 # of consecutive tiles, as the units of the common schedule (run_units). A
 # tile's source moves into its thread's stage by the tile shape's Plan
 # (run_range, on this thread), and the stage's rows are converted into the
-# result (fb_convert_run). A team's threads each take runs of
+# result (fb_convert_run); a tile shape without a move has its rows
+# converted from the source. A team's threads each take runs of
 # tuning.chunks_per_thread-th of their share, not a tile at a time: two
 # threads on neighbouring tiles (each a few KiB of every result plane) ran
 # 2.6 times slower than one (13x256x256 float32 from uint16 bands: 493 us
@@ -131,13 +132,17 @@ cdef void run_convert_tile(const ConvertJob* job, const TileShape* t, const char
     cdef char* scale_line = stage + job.stage_bytes
     cdef char* offset_line = scale_line + job.line_bytes
     cdef ThreadLines* lines = &job.lines[thread]
+    cdef const char* rows       # the tile's rows to convert: the stage's, or the source's
     if t.lanes:
         fb_convert_lanes(&c.cv, <char*>at[SIDE_DST], at[SIDE_SRC], t.plane_step, t.run, t.lanes,
                          t.lanes_interleave, at[SIDE_SCALE], t.lane_scale_step, at[SIDE_OFFSET],
                          t.lane_offset_step)
         return
-    run_range(t.move, stage + t.stage_origin + t.move_shift[1], at[SIDE_SRC] + t.move_shift[0],
-              0, t.move.n_iter)
+    rows = at[SIDE_SRC]
+    if t.move != NULL:
+        run_range(t.move, stage + t.stage_origin + t.move_shift[1],
+                  at[SIDE_SRC] + t.move_shift[0], 0, t.move.n_iter)
+        rows = stage + t.stage_origin
     if c.cv.scale == FB_AFFINE_LINE or c.cv.offset == FB_AFFINE_LINE:
         if lines.shape != shape or lines.scale_from != at[SIDE_SCALE] \
                 or lines.offset_from != at[SIDE_OFFSET]:
@@ -154,8 +159,7 @@ cdef void run_convert_tile(const ConvertJob* job, const TileShape* t, const char
             at[SIDE_SCALE] = scale_line + t.line_origin
         if c.cv.offset == FB_AFFINE_LINE:
             at[SIDE_OFFSET] = offset_line + t.line_origin
-    convert_rows(c, t, <char*>at[SIDE_DST], stage + t.stage_origin, at[SIDE_SCALE],
-                 at[SIDE_OFFSET])
+    convert_rows(c, t, <char*>at[SIDE_DST], rows, at[SIDE_SCALE], at[SIDE_OFFSET])
 
 
 cdef void convert_rows(const ConvertPlan* c, const TileShape* t, char* dst, const char* stage,

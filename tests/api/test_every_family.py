@@ -131,10 +131,11 @@ def test_every_kernel_family(family, simd):
 
 # The convert stage's SIMD variants (AVX2 + F16C, NEON): (source shape and
 # dtype, axes, result dtype, scale, the tiles' lanes kernel: its lanes and
-# whether it interleaves).
+# whether it interleaves; "x86": that kernel is AVX2's alone).
 CONVERT_FAMILIES = {
     "convert pixels into planes": ((7, 40, 3), "u1", (2, 0, 1), "f4", 1 / 255, (3, False)),
     "convert planes into pixels": ((4, 7, 40), "f4", (1, 2, 0), "u1", 255.0, (4, True)),
+    "convert bands into planes": ((7, 40, 13), "u2", (2, 0, 1), "f4", 1e-3, (13, False, "x86")),
     "convert by the stage": ((5, 7, 40), "f4", (1, 2, 0), "u1", 255.0, (0, False)),
 }
 
@@ -143,8 +144,13 @@ CONVERT_FAMILIES = {
 @pytest.mark.parametrize("family", CONVERT_FAMILIES)
 def test_every_convert_family(family, simd):
     shape, source, axes, result, scale, lanes = CONVERT_FAMILIES[family]
-    x = np.random.default_rng(5).uniform(-0.2, 1.2, shape) * (255 if source == "u1" else 1)
-    x = x.clip(0, 255).astype(source) if source == "u1" else x.astype(source)
+    x = np.random.default_rng(5).uniform(-0.2, 1.2, shape)
+    if source == "u1":
+        x = (x * 255).clip(0, 255).astype(source)
+    elif source == "u2":
+        x = (x * 60000).clip(0, 65535).astype(source)
+    else:
+        x = x.astype(source)
     out = np.zeros(np.transpose(x, axes).shape, result)
     view = np.transpose(x, axes)
     steps = (view.strides, out.strides, (0,) * out.ndim, (0,) * out.ndim)
@@ -154,6 +160,8 @@ def test_every_convert_family(family, simd):
         assert fb.transpose(x, axes, out=out, dtype=result, scale=scale) is out
     assert out.tobytes() == converted_ref(view, out.dtype, scale).tobytes()
     assert plan["simd"] == (simd and CPU["convert_simd"]), plan
+    if lanes[2:] == ("x86",):
+        lanes = lanes[:2] if CPU["avx2"] else (0, False)
     assert {(t["lanes_direct"], t["lanes_interleave"]) for t in plan["shapes"]} == {
         lanes if plan["simd"] else (0, False)}, plan
 

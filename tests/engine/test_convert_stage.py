@@ -169,6 +169,38 @@ def test_lanes_in_one_pass(variant, lanes, result, affine):
             converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
 
 
+WIDE_LANES = (5, 64)        # src/convert.h: FB_CONVERT_WIDE_LANES_MIN, _MAX
+
+
+@pytest.mark.parametrize("lanes", [4, 5, 8, 13, 17, 64, 65])
+@pytest.mark.parametrize("source, result", [("u2", "f4"), ("i2", "f4"), ("u2", "f2"),
+                                            ("i2", BF16)], ids=str)
+@pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
+def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine):
+    """Channels-last pixels of many 2-byte integer lanes (a multispectral
+    image's bands) into planes: by the AVX2 kernel (blocks of 8 lanes, 8 x 8
+    register transposes, 8 pixels a round, the row's last pixel read
+    ending at its own end) where it runs, every pixel count across a
+    round's remainder, against guard pages on both sides, every byte
+    compared."""
+    scale, offset = LANE_AFFINES[affine]
+    scale = None if scale is None else np.resize(scale, lanes).reshape(lanes, 1, 1).astype(
+        np.float32)
+    offset = None if offset is None else np.resize(offset, lanes).reshape(lanes, 1, 1).astype(
+        np.float32)
+    runs = (variant == "simd" and _engine.cpu_features()["avx2"]
+            and WIDE_LANES[0] <= lanes <= WIDE_LANES[1])
+    for width in (1, 7, 8, 9, 15, 16, 17, 33):
+        for at_end in (True, False):
+            x = guarded_copy(raw_values((2, width, lanes), source, width + lanes), at_end)
+            plan = describe_transpose(x, (2, 0, 1), result, scale is not None,
+                                      offset is not None)
+            direct = {shape["lanes_direct"] for shape in plan["shapes"]}
+            # (A tile that cuts the lanes goes through the stage.)
+            assert direct == ({lanes} if runs and plan["box"][0] == lanes else {0}), plan
+            converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
+
+
 # float32 values at the uint8 rule's edges: ties (rounded to even), the
 # saturation bounds and past them, -0.0, subnormals, infs and NaNs.
 EDGE_FLOATS = np.array([0.5, 1.5, 2.5, 254.5, 255.5, 253.49998, -0.5, -0.49999997, -0.0, 0.0,

@@ -55,13 +55,19 @@ FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step
    fb_convert_lanes (once, when the engine loads, before any thread runs). */
 FB_INTERNAL void fb_convert_init(void);
 
+/* Lanes of the one-pass split of 2-byte integers (a multispectral image's
+   bands), at least and at most. */
+#define FB_CONVERT_WIDE_LANES_MIN 5
+#define FB_CONVERT_WIDE_LANES_MAX 64
+
 /* A lane split or interleave and a conversion in one pass, by the rule
-   above: n_pixels pixels of `lanes` (3 or 4) items, packed on one side,
-   and `lanes` planes of n_pixels packed items each, `plane_step` bytes
-   apart, on the other. A split (interleave 0) takes uint8 pixels into
-   float32, float16 or bfloat16 planes (channels last to channels first);
-   an interleave takes float32 planes into uint8 pixels (the way back to an
-   image). scale and offset: one value a plane (FB_AFFINE_VALUE), steps
+   above: n_pixels pixels of `lanes` items, packed on one side, and `lanes`
+   planes of n_pixels packed items each, `plane_step` bytes apart, on the
+   other. A split (interleave 0) takes pixels of 3 or 4 uint8 lanes, or of
+   FB_CONVERT_WIDE_LANES_MIN to _MAX uint16 or int16 lanes (AVX2 only),
+   into float32, float16 or bfloat16 planes (channels last to channels
+   first); an interleave takes 3 or 4 float32 planes into uint8 pixels
+   (the way back to an image). scale and offset: one value a plane (FB_AFFINE_VALUE), steps
    bytes apart, or none. Only with cv->simd and those types
    (fb_convert_lanes_runs says): the convert stage moves other tiles
    through its stage. */

@@ -124,13 +124,15 @@ def test_every_pair(variant, source, result, affine, out):
 @pytest.mark.parametrize("result", FUSED_RESULTS, ids=str)
 def test_fused_pairs_every_mode(variant, source, result):
     """The fused kernels' nine ways of scale and offset (none, one value a
-    row, a line), at run lengths across a vector's remainder."""
-    x = guarded_copy(raw_values((3, 29), source, 3), at_end=False)
-    per_row = np.array([2.0, -0.5, 0.1], np.float32).reshape(3, 1)
-    per_item = np.linspace(-3, 3, 29, dtype=np.float32)
-    for scale in (None, per_row, per_item):
-        for offset in (None, per_row * 7, per_item[::-1].copy()):
-            converted(fb.rearrange, x, result, scale, offset, pattern="a b -> a b")
+    row, a line), at run lengths across a vector's remainder (AVX2 float32
+    into uint8: 32 items a round)."""
+    for width in (29, 3 * 32 + 7):
+        x = guarded_copy(raw_values((3, width), source, 3), at_end=False)
+        per_row = np.array([2.0, -0.5, 0.1], np.float32).reshape(3, 1)
+        per_item = np.linspace(-3, 3, width, dtype=np.float32)
+        for scale in (None, per_row, per_item):
+            for offset in (None, per_row * 7, per_item[::-1].copy()):
+                converted(fb.rearrange, x, result, scale, offset, pattern="a b -> a b")
 
 
 # --------------------------------------------------------------------------

@@ -241,6 +241,60 @@ CV_INT_STORE(store_i16_f32_x86, __attribute__((target("avx2"))), int16_t, -32768
     _mm256_storeu_si256((__m256i *)(dst + 2 * i + 32), cv_int16s_avx2(c, d, 0));
 )
 
+/* float32 into packed uint8 with the scale and offset in registers, 32
+   items a round (the passes' affine and store in one: no round trip
+   through v); the last items by the portable fused loop. SCALED, OFFSET:
+   how a register of the 8 items from i + k takes them. */
+#define CV_FUSED_U8_ROUND(SCALED, OFFSET)                                                   \
+    for (; i + 32 <= n; i += 32) {                                                          \
+        __m256 f[4];                                                                        \
+        __m256i ab, cd;                                                                     \
+        int k;                                                                              \
+        for (k = 0; k < 4; k++) {                                                           \
+            f[k] = _mm256_loadu_ps((const float *)src + i + 8 * k);                         \
+            SCALED;                                                                         \
+            OFFSET;                                                                         \
+            f[k] = cv_saturated_avx2(f[k], 0.0f, 255.0f);                                   \
+        }                                                                                   \
+        ab = cv_int16s_avx2(f[0], f[1], 0);                                                 \
+        cd = cv_int16s_avx2(f[2], f[3], 0);                                                 \
+        _mm256_storeu_si256((__m256i *)(dst + i),                                           \
+                            _mm256_permute4x64_epi64(_mm256_packus_epi16(ab, cd), 0xd8));   \
+    }
+
+#define CV_BY_VALUE(v, x) f[k] = _mm256_##x##_ps(f[k], v)
+#define CV_BY_LINE(p, x) f[k] = _mm256_##x##_ps(f[k], _mm256_loadu_ps((p) + i + 8 * k))
+
+static void fused_f32_u8_portable(char *dst, const char *src, fb_intp n, const float *s, int sm,
+                                  const float *o, int om);
+
+static __attribute__((target("avx2"))) void fused_f32_u8_x86(char *dst, const char *src,
+                                                             fb_intp n, const float *s, int sm,
+                                                             const float *o, int om) {
+    const __m256 s0 = _mm256_set1_ps(sm == FB_AFFINE_VALUE ? s[0] : 1.0f);
+    const __m256 o0 = _mm256_set1_ps(om == FB_AFFINE_VALUE ? o[0] : 0.0f);
+    fb_intp i = 0;
+    switch (sm * 3 + om) {
+    case FB_AFFINE_NONE * 3 + FB_AFFINE_NONE: CV_FUSED_U8_ROUND(, ) break;
+    case FB_AFFINE_NONE * 3 + FB_AFFINE_VALUE: CV_FUSED_U8_ROUND(, CV_BY_VALUE(o0, add)) break;
+    case FB_AFFINE_NONE * 3 + FB_AFFINE_LINE: CV_FUSED_U8_ROUND(, CV_BY_LINE(o, add)) break;
+    case FB_AFFINE_VALUE * 3 + FB_AFFINE_NONE: CV_FUSED_U8_ROUND(CV_BY_VALUE(s0, mul), ) break;
+    case FB_AFFINE_VALUE * 3 + FB_AFFINE_VALUE:
+        CV_FUSED_U8_ROUND(CV_BY_VALUE(s0, mul), CV_BY_VALUE(o0, add)) break;
+    case FB_AFFINE_VALUE * 3 + FB_AFFINE_LINE:
+        CV_FUSED_U8_ROUND(CV_BY_VALUE(s0, mul), CV_BY_LINE(o, add)) break;
+    case FB_AFFINE_LINE * 3 + FB_AFFINE_NONE: CV_FUSED_U8_ROUND(CV_BY_LINE(s, mul), ) break;
+    case FB_AFFINE_LINE * 3 + FB_AFFINE_VALUE:
+        CV_FUSED_U8_ROUND(CV_BY_LINE(s, mul), CV_BY_VALUE(o0, add)) break;
+    default: CV_FUSED_U8_ROUND(CV_BY_LINE(s, mul), CV_BY_LINE(o, add)) break;
+    }
+    fused_f32_u8_portable(dst + i, src + 4 * i, n - i, sm == FB_AFFINE_LINE ? s + i : s, sm,
+                          om == FB_AFFINE_LINE ? o + i : o, om);
+}
+#undef CV_FUSED_U8_ROUND
+#undef CV_BY_VALUE
+#undef CV_BY_LINE
+
 /* float32 to float16 by F16C: rounded to nearest even as NumPy rounds,
    overflow to inf, subnormals exact. Only NaNs differ (F16C quiets them,
    NumPy keeps the payload's top bits): lanes holding one are redone by
@@ -395,6 +449,9 @@ static void build_simd_passes(const FbConvertPasses *base, cv_store_f32 u8, cv_s
         passes_simd.fused[FB_NUM_U8][s] = NULL;
         passes_simd.fused[FB_NUM_F16][s] = NULL;
     }
+#if FB_X86_SIMD
+    passes_simd.fused[FB_NUM_U8][FB_NUM_F32] = fused_f32_u8_x86;
+#endif
 }
 #endif
 

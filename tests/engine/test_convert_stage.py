@@ -214,16 +214,17 @@ EDGE_FLOATS = np.array([0.5, 1.5, 2.5, 254.5, 255.5, 253.49998, -0.5, -0.4999999
 @pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
 def test_pixels_in_one_pass(variant, lanes, affine):
     """float32 planes of 3 and 4 lanes into channels-last uint8 pixels (the
-    way back to an image): by the SIMD interleave kernel (16 pixels a round;
-    AVX2 byte shuffles or unpacks, NEON ST3/ST4) where it runs, every pixel
-    count across a round's remainder, the rule's edges and random bytes
+    way back to an image): by the SIMD interleave kernel (AVX2: 32 pixels a
+    round, byte shuffles or unpacks, the last round ending at the last
+    pixel; NEON: 16, ST3/ST4) where it runs, pixel counts across a round
+    (rows of 2 x width pixels: 2 to 142), the rule's edges and random bytes
     (NaN payloads, subnormals), against guard pages on both sides, every
     byte compared."""
     scale, offset = LANE_AFFINES[affine]
     scale = None if scale is None else scale[:lanes].reshape(1, 1, lanes).astype(np.float32)
     offset = None if offset is None else offset[:lanes].reshape(1, 1, lanes).astype(np.float32)
     rng = np.random.default_rng(lanes)
-    for width in (1, 15, 16, 17, 33, 64 + 7):
+    for width in (1, 15, 16, 17, 24, 33, 64 + 7):
         for at_end in (True, False):
             values = raw_values((lanes, 2, width), "f4", width + lanes)
             edges = rng.random(values.shape) < 0.5

@@ -795,18 +795,25 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
 
 CV_LANES_KERNEL(cv_lanes_avx2, __attribute__((target("avx2,f16c"))), cv_lanes_case_avx2)
 
-/* One case of cv_pixels_avx2 (CV_PIXELS_KERNEL): each plane's 16 floats
-   saturated and converted as store_u8_f32_x86 does, packed to 16 bytes
-   (in the order CV_PACKED_AT says), then interleaved: 3 lanes by byte
-   shuffles, 4 by unpacks. */
+/* One case of cv_pixels_avx2 (CV_PIXELS_KERNEL), 32 pixels a round: each
+   plane's 32 floats saturated and converted as store_u8_f32_x86 does,
+   packed to 32 bytes whose 16-byte halves hold pixels 0-15 and 16-31
+   (each in the order CV_PACKED_AT says), then interleaved half by half:
+   3 lanes by byte shuffles, 4 by unpacks. The last round ends at the last
+   pixel (it may write a few again, with the same bytes); rows of fewer
+   than 32 pixels go item by item. */
 static inline __attribute__((always_inline, target("avx2"))) void cv_pixels_case_avx2(
         uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n, const int lanes,
         const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
     __m256 scale[4], offset[4];
-    __m128i mask[3][3];
-    int lane, chunk;
-    fb_intp i;
+    __m256i mask[3][3];
+    int lane, chunk, k;
+    fb_intp i, next;
     (void)dst_type;
+    if (n < 32) {
+        cv_pixels_tail(dst, plane_step, src, 0, n, lanes, s, o, has_s, has_o);
+        return;
+    }
     FB_UNROLL
     for (lane = 0; lane < lanes; lane++) {
         scale[lane] = _mm256_set1_ps(has_s ? s[lane] : 1.0f);
@@ -814,53 +821,60 @@ static inline __attribute__((always_inline, target("avx2"))) void cv_pixels_case
         if (lanes == 3) {
             FB_UNROLL
             for (chunk = 0; chunk < 3; chunk++)
-                mask[lane][chunk] = _mm_loadu_si128((const __m128i *)cv_pixel_masks[lane][chunk]);
+                mask[lane][chunk] = _mm256_broadcastsi128_si256(
+                    _mm_loadu_si128((const __m128i *)cv_pixel_masks[lane][chunk]));
         }
     }
-    for (i = 0; i + 16 <= n; i += 16) {
-        __m128i bytes[4];
-        uint8_t *d = dst + lanes * i;
+    for (next = 0; next < n; next += 32) {
+        __m256i bytes[4];
+        uint8_t *d;
+        i = next + 32 > n ? n - 32 : next;
+        d = dst + lanes * i;
         FB_UNROLL
         for (lane = 0; lane < lanes; lane++) {
             const float *from = (const float *)(src + lane * plane_step) + i;
-            __m256 lo = _mm256_loadu_ps(from), hi = _mm256_loadu_ps(from + 8);
-            __m256i words;
-            /* Each operation only where given: no multiply by 1, no add of 0. */
-            if (has_s) {
-                lo = _mm256_mul_ps(lo, scale[lane]);
-                hi = _mm256_mul_ps(hi, scale[lane]);
+            __m256i ints[4];
+            FB_UNROLL
+            for (k = 0; k < 4; k++) {
+                __m256 f = _mm256_loadu_ps(from + 8 * k);
+                /* Each operation only where given: no multiply by 1, no add of 0. */
+                if (has_s)
+                    f = _mm256_mul_ps(f, scale[lane]);
+                if (has_o)
+                    f = _mm256_add_ps(f, offset[lane]);
+                ints[k] = _mm256_cvtps_epi32(cv_saturated_avx2(f, 0.0f, 255.0f));
             }
-            if (has_o) {
-                lo = _mm256_add_ps(lo, offset[lane]);
-                hi = _mm256_add_ps(hi, offset[lane]);
-            }
-            words = _mm256_packs_epi32(_mm256_cvtps_epi32(cv_saturated_avx2(lo, 0.0f, 255.0f)),
-                                       _mm256_cvtps_epi32(cv_saturated_avx2(hi, 0.0f, 255.0f)));
-            bytes[lane] = _mm_packus_epi16(_mm256_castsi256_si128(words),
-                                           _mm256_extracti128_si256(words, 1));
+            bytes[lane] = _mm256_permute4x64_epi64(
+                _mm256_packus_epi16(_mm256_packs_epi32(ints[0], ints[1]),
+                                    _mm256_packs_epi32(ints[2], ints[3])), 0xd8);
         }
         if (lanes == 3) {
             FB_UNROLL
-            for (chunk = 0; chunk < 3; chunk++)
-                _mm_storeu_si128((__m128i *)(d + 16 * chunk),
-                                 _mm_or_si128(_mm_or_si128(
-                                     _mm_shuffle_epi8(bytes[0], mask[0][chunk]),
-                                     _mm_shuffle_epi8(bytes[1], mask[1][chunk])),
-                                     _mm_shuffle_epi8(bytes[2], mask[2][chunk])));
+            for (chunk = 0; chunk < 3; chunk++) {
+                __m256i out = _mm256_or_si256(_mm256_or_si256(
+                                                  _mm256_shuffle_epi8(bytes[0], mask[0][chunk]),
+                                                  _mm256_shuffle_epi8(bytes[1], mask[1][chunk])),
+                                              _mm256_shuffle_epi8(bytes[2], mask[2][chunk]));
+                _mm_storeu_si128((__m128i *)(d + 16 * chunk), _mm256_castsi256_si128(out));
+                _mm_storeu_si128((__m128i *)(d + 48 + 16 * chunk),
+                                 _mm256_extracti128_si256(out, 1));
+            }
         } else {
-            /* Pairs of lanes, then pixels: the low halves hold pixels 0-3
-               and 8-11, the high ones 4-7 and 12-15. */
-            __m128i rg_lo = _mm_unpacklo_epi8(bytes[0], bytes[1]);
-            __m128i ba_lo = _mm_unpacklo_epi8(bytes[2], bytes[3]);
-            __m128i rg_hi = _mm_unpackhi_epi8(bytes[0], bytes[1]);
-            __m128i ba_hi = _mm_unpackhi_epi8(bytes[2], bytes[3]);
-            _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(rg_lo, ba_lo));
-            _mm_storeu_si128((__m128i *)(d + 16), _mm_unpacklo_epi16(rg_hi, ba_hi));
-            _mm_storeu_si128((__m128i *)(d + 32), _mm_unpackhi_epi16(rg_lo, ba_lo));
-            _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(rg_hi, ba_hi));
+            /* Pairs of lanes, then pixels: in each half the low bytes
+               hold pixels 0-3 and 8-11 of its 16, the high ones 4-7 and
+               12-15. */
+            __m256i rg_lo = _mm256_unpacklo_epi8(bytes[0], bytes[1]);
+            __m256i ba_lo = _mm256_unpacklo_epi8(bytes[2], bytes[3]);
+            __m256i rg_hi = _mm256_unpackhi_epi8(bytes[0], bytes[1]);
+            __m256i ba_hi = _mm256_unpackhi_epi8(bytes[2], bytes[3]);
+            __m256i p0 = _mm256_unpacklo_epi16(rg_lo, ba_lo), p1 = _mm256_unpacklo_epi16(rg_hi, ba_hi);
+            __m256i p2 = _mm256_unpackhi_epi16(rg_lo, ba_lo), p3 = _mm256_unpackhi_epi16(rg_hi, ba_hi);
+            _mm256_storeu_si256((__m256i *)d, _mm256_permute2x128_si256(p0, p1, 0x20));
+            _mm256_storeu_si256((__m256i *)(d + 32), _mm256_permute2x128_si256(p2, p3, 0x20));
+            _mm256_storeu_si256((__m256i *)(d + 64), _mm256_permute2x128_si256(p0, p1, 0x31));
+            _mm256_storeu_si256((__m256i *)(d + 96), _mm256_permute2x128_si256(p2, p3, 0x31));
         }
     }
-    cv_pixels_tail(dst, plane_step, src, i, n, lanes, s, o, has_s, has_o);
 }
 
 CV_PIXELS_KERNEL(cv_pixels_avx2, __attribute__((target("avx2"))), cv_pixels_case_avx2)

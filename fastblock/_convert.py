@@ -22,11 +22,10 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from . import _engine, _fastpath
-from ._memory import out_is_clear, stand_in
+from . import _engine
+from ._fastpath import compute_values
+from ._memory import stand_in
 from ._strided_copy import StridedCopy
-from ._threads import resolve_num_threads
-from ._validate import check_out, check_result_size
 
 # The engine's numeric type codes (src/convert.h: FB_NUM_*), by dtype.
 _CODES = {np.dtype(np.bool_): 0, np.dtype(np.uint8): 1, np.dtype(np.int8): 2,
@@ -118,14 +117,6 @@ def _affine_values(value, name: str, compute, result_shape: tuple) -> Optional[n
         raise ValueError(f"fastblock: {name} of shape {values.shape} does not broadcast to the "
                          f"result's shape {tuple(result_shape)}")
     return compute_values(values, compute)
-
-
-def compute_values(values, compute) -> np.ndarray:
-    """A scale's or offset's values in the compute type, C-contiguous (so
-    their layout follows from their shape: the programs fast_call keeps
-    read them by it)."""
-    values = np.asarray(values, dtype=compute)
-    return values if values.flags.c_contiguous else values.copy()
 
 
 def broadcast_strides(values: np.ndarray, shape: tuple) -> tuple:

@@ -313,9 +313,13 @@ cdef enum:
 def compute_values(values, compute):
     """A scale's or offset's values in the compute type ``compute``
     (numpy.float32 or numpy.float64), C-contiguous and aligned: the layout
-    a converting call's program reads (_convert and the cached calls)."""
-    return cnp.PyArray_FROMANY(values, cnp.NPY_FLOAT64 if compute is np.float64
-                               else cnp.NPY_FLOAT32, 0, 0, VALUES_FLAGS)
+    a converting call's program reads (the general path's, _convert, and
+    the cached calls')."""
+    return values_in(values, cnp.NPY_FLOAT64 if compute is np.float64 else cnp.NPY_FLOAT32)
+
+
+cdef inline cnp.ndarray values_in(object values, int compute):
+    return cnp.PyArray_FROMANY(values, compute, 0, 0, VALUES_FLAGS)
 
 
 cdef bint real_values(object values) except -1:
@@ -378,11 +382,11 @@ def call(int op, tuple args, x, out, num_threads, prepare, convert=None):
                 if scale_given is not None:
                     if not real_values(scale_given):
                         return None
-                    scale = cnp.PyArray_FROMANY(scale_given, compute, 0, 0, VALUES_FLAGS)
+                    scale = values_in(scale_given, compute)
                 if offset_given is not None:
                     if not real_values(offset_given):
                         return None
-                    offset = cnp.PyArray_FROMANY(offset_given, compute, 0, 0, VALUES_FLAGS)
+                    offset = values_in(offset_given, compute)
             except Exception:
                 return None
             if ((scale is not None and cnp.PyArray_NDIM(scale) > MAX_DIMS)

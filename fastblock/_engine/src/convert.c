@@ -536,9 +536,10 @@ void fb_convert_init(void) {
    shuffles, one mask a 16-byte chunk; NEON: LD3/LD4), then widened to
    float32, scaled, offset and stored as the result type; the last pixels
    item by item by the same operations (cv_lanes_tail). The interleave
-   the other way: 16 floats of each plane scaled, offset, rounded and
-   saturated into 16 bytes, then interleaved into pixels (AVX2: byte
-   shuffles or unpacks; NEON: ST3/ST4); the last pixels by cv_pixels_tail. */
+   the other way: each plane's floats scaled, offset, rounded and
+   saturated into bytes, then interleaved into pixels (AVX2: 32 pixels a
+   round, byte shuffles or unpacks; NEON: 16, ST3/ST4); the last pixels by
+   cv_pixels_tail. */
 int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
     int few = lanes == 3 || lanes == 4;
     if (!(FB_X86_SIMD || FB_NEON) || !cv->simd || cv->compute != FB_NUM_F32

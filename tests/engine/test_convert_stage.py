@@ -180,11 +180,11 @@ WIDE_LANES = (5, 64)        # src/convert.h: FB_CONVERT_WIDE_LANES_MIN, _MAX
 @pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
 def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine):
     """Channels-last pixels of many 2-byte integer lanes (a multispectral
-    image's bands) into planes: by the AVX2 kernel (blocks of 8 lanes, 8 x 8
-    register transposes, 8 pixels a round, the row's last pixel read
-    ending at its own end) where it runs, every pixel count across a
-    round's remainder, against guard pages on both sides, every byte
-    compared."""
+    image's bands) into planes: by the AVX2 kernel (blocks of 8 lanes split
+    from pairs, 16 pixels a round, the row's last pixel read ending at its
+    own end) where it runs, every pixel count across a round's remainder
+    (rows of 2 x width pixels: 2 to 66), against guard pages on both
+    sides, every byte compared."""
     scale, offset = LANE_AFFINES[affine]
     scale = None if scale is None else np.resize(scale, lanes).reshape(lanes, 1, 1).astype(
         np.float32)
@@ -192,7 +192,7 @@ def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine):
         np.float32)
     runs = (variant == "simd" and _engine.cpu_features()["avx2"]
             and WIDE_LANES[0] <= lanes <= WIDE_LANES[1])
-    for width in (1, 7, 8, 9, 15, 16, 17, 33):
+    for width in (1, 4, 7, 8, 9, 12, 15, 16, 17, 33):
         for at_end in (True, False):
             x = guarded_copy(raw_values((2, width, lanes), source, width + lanes), at_end)
             plan = describe_transpose(x, (2, 0, 1), result, scale is not None,

@@ -4,7 +4,6 @@
    scalar conversions below are written without branches on the data where
    they can be, so that the compiler vectorises the passes. */
 #include "convert.h"
-#include "register_transpose.h"
 
 #include <math.h>
 
@@ -909,17 +908,59 @@ static inline FB_ALWAYS_INLINE void cv_wide_lanes_tail(char *dst, fb_intp plane_
         }
 }
 
+/* Pixels at to at + 7 * pixel of cv_wide_lanes_case_avx2's block: the
+   16 bytes of pixels k and k + 4 share a register, and a 4 x 4 transpose
+   of 32-bit items within its halves leaves pair m of the block's lanes
+   of the 8 pixels in pairs[m], in pixel order. With `end_shift`, pixel 7
+   reads its 16 bytes ending `over` bytes before, shifted into place. */
+static inline __attribute__((always_inline, target("avx2"))) void cv_lane_pairs_avx2(
+        __m256i pairs[4], const char *at, fb_intp pixel, const int shifted, __m128i end_shift,
+        int over) {
+    __m256i r[4], t[4];
+    int k;
+    FB_UNROLL
+    for (k = 0; k < 4; k++) {
+        const char *p = at + k * pixel;
+        __m128i high = k == 3 && shifted
+                           ? _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 4 * pixel - over)),
+                                              end_shift)
+                           : _mm_loadu_si128((const __m128i *)(p + 4 * pixel));
+        r[k] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p)),
+                                       high, 1);
+    }
+    t[0] = _mm256_unpacklo_epi32(r[0], r[1]);
+    t[1] = _mm256_unpacklo_epi32(r[2], r[3]);
+    t[2] = _mm256_unpackhi_epi32(r[0], r[1]);
+    t[3] = _mm256_unpackhi_epi32(r[2], r[3]);
+    pairs[0] = _mm256_unpacklo_epi64(t[0], t[1]);
+    pairs[1] = _mm256_unpackhi_epi64(t[0], t[1]);
+    pairs[2] = _mm256_unpacklo_epi64(t[2], t[3]);
+    pairs[3] = _mm256_unpackhi_epi64(t[2], t[3]);
+}
+
+/* One lane of a pair (cv_lane_pairs_avx2) as 8 float32: the low half of
+   each 32-bit item (HIGH 0) or the high one, zero- or sign-extended by
+   shifts, which run on every vector pipe. */
+static inline __attribute__((always_inline, target("avx2"))) __m256 cv_pair_half_avx2(
+        __m256i pair, const int high, const int is_signed) {
+    if (is_signed)
+        return _mm256_cvtepi32_ps(_mm256_srai_epi32(high ? pair : _mm256_slli_epi32(pair, 16), 16));
+    return _mm256_cvtepi32_ps(high ? _mm256_srli_epi32(pair, 16)
+                                   : _mm256_and_si256(pair, _mm256_set1_epi32(0xffff)));
+}
+
 /* One case of cv_wide_lanes_avx2: pixels of `lanes` 2-byte integers
    (FB_CONVERT_WIDE_LANES_MIN or more) into planes, a block of 8 lanes at
    a time over the row (so that at most 8 planes are written at once:
    planes a multiple of 4 KiB apart share L1 sets; 13 at once took 1.6
-   times as long), 8 pixels a round: the pixels' 16 bytes of the block are
-   one 8 x 8 register transpose (register_transpose.h), which leaves each
-   lane's 8 items in one register, widened to float32, scaled, offset and
-   stored as the result type. A block's load reads up to 16 bytes, into
-   the next pixel where the lanes end short of a block; the row's last
-   pixel reads its last block ending at its own end instead, shifted into
-   place (end_shift). Rows of fewer than 8 pixels go item by item. */
+   times as long), 16 pixels a round: two sets of lane pairs
+   (cv_lane_pairs_avx2: 12 shuffles for 64 items, where an 8 x 8
+   transpose of 16-bit items and widening took 32), then each lane split
+   from its pair, scaled, offset and stored as the result type, its scale
+   and offset loaded once for 16 items. A block's load reads up to 16
+   bytes, into the next pixel where the lanes end short of a block; the
+   row's last pixel reads its last block ending at its own end instead
+   (end_shift). Rows of fewer than 16 pixels go item by item. */
 static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_lanes_case_avx2(
         char *dst, fb_intp plane_step, const char *src, fb_intp n, int lanes, const int dst_type,
         const float *s, const float *o, const int has_s, const int has_o, const int is_signed) {
@@ -928,8 +969,8 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_l
     unsigned char shift_bytes[16];
     __m128i end_shift;
     fb_intp i, next;
-    int q, k, j;
-    if (n < 8) {
+    int q, j;
+    if (n < 16) {
         cv_wide_lanes_tail(dst, plane_step, src, 0, n, lanes, dst_type, s, o, has_s, has_o,
                            is_signed);
         return;
@@ -940,35 +981,44 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_l
     for (q = 0; q < blocks; q++) {
         const int block_lanes = lanes - 8 * q < 8 ? lanes - 8 * q : 8;
         const int end_block = q == blocks - 1 && over;
-        for (next = 0; next < n; next += 8) {
+        /* Broadcast once a block: locals no store can alias, which
+           the multiplies and adds read as operands. */
+        __m256 scale[8], offset[8];
+        for (j = 0; j < block_lanes; j++) {
+            scale[j] = _mm256_set1_ps(has_s ? s[8 * q + j] : 1.0f);
+            offset[j] = _mm256_set1_ps(has_o ? o[8 * q + j] : 0.0f);
+        }
+        for (next = 0; next < n; next += 16) {
             /* The last round ends at the last pixel (it may redo a few). */
-            const int last = next + 8 >= n;
-            __m128i r[8];
-            i = last ? n - 8 : next;
-            FB_UNROLL
-            for (k = 0; k < 8; k++) {
-                const char *at = src + (i + k) * pixel + 16 * q;
-                if (k == 7 && last && end_block)
-                    r[k] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(at - over)),
-                                            end_shift);
-                else
-                    r[k] = _mm_loadu_si128((const __m128i *)at);
-            }
-            fb_transpose_registers(r, 8);
+            const int last = next + 16 >= n;
+            __m256i pairs[2][4];
+            char *at;
+            i = last ? n - 16 : next;
+            cv_lane_pairs_avx2(pairs[0], src + i * pixel + 16 * q, pixel, 0, end_shift, over);
+            cv_lane_pairs_avx2(pairs[1], src + (i + 8) * pixel + 16 * q, pixel,
+                               last && end_block, end_shift, over);
+            /* One pointer a side for the block, stepped lane by lane,
+               so that no lane's address waits on the stack. */
+            at = dst + 8 * q * plane_step + i * out_item;
             FB_UNROLL
             for (j = 0; j < 8; j++) {
-                const int lane = 8 * q + j;
-                __m256 v;
+                __m256 v0, v1;
                 if (j >= block_lanes)
                     break;
-                v = _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi16_epi32(r[j])
-                                                 : _mm256_cvtepu16_epi32(r[j]));
+                v0 = cv_pair_half_avx2(pairs[0][j / 2], j % 2, is_signed);
+                v1 = cv_pair_half_avx2(pairs[1][j / 2], j % 2, is_signed);
                 /* Each operation only where given: no multiply by 1, no add of 0. */
-                if (has_s)
-                    v = _mm256_mul_ps(v, _mm256_broadcast_ss(s + lane));
-                if (has_o)
-                    v = _mm256_add_ps(v, _mm256_broadcast_ss(o + lane));
-                cv_store_lane8_avx2(dst_type, dst + lane * plane_step + i * out_item, v);
+                if (has_s) {
+                    v0 = _mm256_mul_ps(v0, scale[j]);
+                    v1 = _mm256_mul_ps(v1, scale[j]);
+                }
+                if (has_o) {
+                    v0 = _mm256_add_ps(v0, offset[j]);
+                    v1 = _mm256_add_ps(v1, offset[j]);
+                }
+                cv_store_lane8_avx2(dst_type, at, v0);
+                cv_store_lane8_avx2(dst_type, at + 8 * out_item, v1);
+                at += plane_step;
             }
         }
     }

@@ -687,27 +687,41 @@ static void cv_build_lane_masks(void) {
             }
 }
 
-/* 8 floats as bfloat16 words (each in the low half of a 32-bit lane):
-   rounded to nearest even; where the result type is CV_BF16_FINITE no NaN
-   can occur and the rounding alone runs, else a NaN becomes 0x7fc0 with
-   its sign. */
+/* 8 floats as bfloat16, each in the high half of its 32-bit lane (the
+   low half is left over): rounded to nearest even; where the result type
+   is CV_BF16_FINITE no NaN can occur and the rounding alone runs, else a
+   NaN becomes 0x7fc0 with its sign. */
 static inline __attribute__((always_inline, target("avx2"))) __m256i
-cv_bf16_words_avx2(int dst_type, __m256 v) {
+cv_bf16_high_avx2(int dst_type, __m256 v) {
     const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
     __m256i b = _mm256_castps_si256(v);
-    __m256i rounded = _mm256_srli_epi32(
-        _mm256_add_epi32(_mm256_add_epi32(b, half), _mm256_and_si256(_mm256_srli_epi32(b, 16), one)),
-        16);
+    __m256i rounded =
+        _mm256_add_epi32(_mm256_add_epi32(b, half), _mm256_and_si256(_mm256_srli_epi32(b, 16), one));
     if (dst_type == CV_BF16_FINITE) {
         return rounded;
     } else {
         const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-        const __m256i quiet = _mm256_set1_epi32(0x7fc0), sign = _mm256_set1_epi32(0x8000);
+        const __m256i quiet = _mm256_set1_epi32(0x7fc00000), sign = _mm256_set1_epi32((int)0x80000000u);
         __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(b, magnitude), inf);
-        __m256i canonical = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 16), sign),
-                                            quiet);
+        __m256i canonical = _mm256_or_si256(_mm256_and_si256(b, sign), quiet);
         return _mm256_blendv_epi8(rounded, canonical, nan);
     }
+}
+
+/* The same, each in the low half of its 32-bit lane (the high half 0). */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+cv_bf16_words_avx2(int dst_type, __m256 v) {
+    return _mm256_srli_epi32(cv_bf16_high_avx2(dst_type, v), 16);
+}
+
+/* 16 floats as bfloat16 at `at`, given as items 0, 2, ..., 14 (even) and
+   1, 3, ..., 15 (odd): a word blend leaves them in order, where 16 floats
+   in order take a pack and a lane permute. */
+static inline __attribute__((always_inline, target("avx2"))) void
+cv_store_bf16_pairs_avx2(int dst_type, char *at, __m256 even, __m256 odd) {
+    _mm256_storeu_si256((__m256i *)at, _mm256_blend_epi16(cv_bf16_words_avx2(dst_type, even),
+                                                          cv_bf16_high_avx2(dst_type, odd),
+                                                          0xaa));
 }
 
 /* 16 floats (lo, hi) into the result type at `at`: float32; float16 by
@@ -776,8 +790,16 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
             FB_UNROLL
             for (chunk = 1; chunk < lanes; chunk++)
                 mine = _mm_or_si128(mine, _mm_shuffle_epi8(bytes[chunk], mask[lane][chunk]));
-            lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mine));
-            hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mine, 8)));
+            if (dst_type == FB_NUM_F32 || dst_type == FB_NUM_F16) {
+                lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mine));
+                hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mine, 8)));
+            } else {
+                /* bfloat16: even items as lo, odd ones as hi, from byte
+                   pairs widened once (cv_store_bf16_pairs_avx2). */
+                __m256i pairs = _mm256_cvtepu16_epi32(mine);
+                lo = _mm256_cvtepi32_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(0xff)));
+                hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(pairs, 8));
+            }
             /* Each operation only where given: no multiply by 1, no add of 0. */
             if (has_s) {
                 lo = _mm256_mul_ps(lo, scale[lane]);
@@ -787,7 +809,10 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
                 lo = _mm256_add_ps(lo, offset[lane]);
                 hi = _mm256_add_ps(hi, offset[lane]);
             }
-            cv_store_lane_avx2(dst_type, dst + lane * plane_step + i * out_item, lo, hi);
+            if (dst_type == FB_NUM_F32 || dst_type == FB_NUM_F16)
+                cv_store_lane_avx2(dst_type, dst + lane * plane_step + i * out_item, lo, hi);
+            else
+                cv_store_bf16_pairs_avx2(dst_type, dst + lane * plane_step + i * out_item, lo, hi);
         }
     }
     cv_lanes_tail(dst, plane_step, src, i, n, lanes, dst_type, s, o, has_s, has_o);

@@ -203,6 +203,31 @@ def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine):
             converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
 
 
+@pytest.mark.parametrize("lanes", [5, 13, 16, 24, 32, 64, 65])
+def test_wide_lanes_tiles_keep_every_lane(variant, lanes):
+    """Tiles of a large multispectral image keep all its lanes where the
+    one-pass kernel splits them (a box of 16 of 64 lanes went through the
+    stage, reading each pixel's lines four times), and a box of pixels
+    within the tile budget; elsewhere a box of each axis."""
+    x = np.empty((256, 256, lanes), np.uint16)
+    plan = describe_transpose(x, (2, 0, 1), "f4", True, True)
+    runs = (variant == "simd" and _engine.cpu_features()["avx2"]
+            and WIDE_LANES[0] <= lanes <= WIDE_LANES[1])
+    shapes = {(shape["lanes_direct"], shape["move"] is None) for shape in plan["shapes"]}
+    if runs:
+        assert plan["box"][0] == lanes and shapes == {(lanes, True)}, plan
+        assert 16 <= plan["box"][1] <= 256 * 256 // 4, plan
+    else:
+        assert shapes == {(0, False)}, plan
+        assert plan["box"][0] < lanes or lanes <= 16, plan
+    # The same rule on data: tiles cut from 1,999 pixels (the last one
+    # shorter), on one and two threads, every byte compared.
+    x = guarded_copy(raw_values((1, 1999, lanes), "u2", lanes), at_end=True)
+    scale = np.linspace(0.5, 2, lanes, dtype=np.float32).reshape(lanes, 1, 1)
+    for threads in (1, 2):
+        converted(fb.transpose, x, "f4", scale, -scale, threads=threads, axes=(2, 0, 1))
+
+
 # float32 values at the uint8 rule's edges: ties (rounded to even), the
 # saturation bounds and past them, -0.0, subnormals, infs and NaNs.
 EDGE_FLOATS = np.array([0.5, 1.5, 2.5, 254.5, 255.5, 253.49998, -0.5, -0.49999997, -0.0, 0.0,

@@ -191,14 +191,20 @@ static inline float cv_saturate(float v, float lo, float hi) {
 #if FB_X86_SIMD
 #include <immintrin.h>
 
-/* AVX2: saturated by max and min (a NaN gives lo: maxps returns its
-   second operand when one is a NaN), a NaN set to 0 where lo is not 0,
-   then converted to int32 in the current rounding mode (cvtps2dq rounds
-   as MXCSR says, which is np.rint's rounding) and packed. */
+/* AVX2: saturated, then converted to int32 in the current rounding mode
+   (cvtps2dq rounds as MXCSR says, which is np.rint's rounding) and packed.
+   lo 0 (unsigned results, packed with unsigned saturation): by min alone,
+   hi first (minps returns its second operand when one is a NaN, so a NaN
+   stays one); cvtps2dq makes a NaN, and anything below -2^31, 0x80000000,
+   and the packs take it and every negative to 0. Else by max and min (a
+   NaN gives lo), the NaN then set to 0. */
 static inline __attribute__((always_inline, target("avx2"))) __m256
 cv_saturated_avx2(__m256 v, float lo, float hi) {
-    __m256 c = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(hi));
-    return lo == 0.0f ? c : _mm256_andnot_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), c);
+    __m256 c;
+    if (lo == 0.0f)
+        return _mm256_min_ps(_mm256_set1_ps(hi), v);
+    c = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(lo)), _mm256_set1_ps(hi));
+    return _mm256_andnot_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), c);
 }
 
 /* 16 saturated floats to 16 int16s, in order, rounded as they convert. */

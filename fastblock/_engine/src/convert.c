@@ -662,9 +662,14 @@ static inline FB_ALWAYS_INLINE void cv_pixels_tail(uint8_t *dst, fb_intp plane_s
 #endif
 
 #if FB_X86_SIMD
-/* masks[lanes - 3][lane][chunk]: the bytes of `lane` in 16-byte chunk
-   `chunk` of 16 pixels, at their pixel's place (0x80: none). */
-static unsigned char cv_lane_masks[2][4][4][16];
+/* Byte shuffles of cv_lanes_case_avx2 over a 16-byte chunk of 16 pixels
+   broadcast to both halves of a register (0x80: a zero byte).
+   cv_lane_items[lanes - 3][lane][group][k], over chunk lanes * group / 2
+   + k: `lane` of pixel 8 * group + j as the 32-bit item j.
+   cv_lane_pairs[lanes - 3][lane][chunk]: `lane` of pixels 2j and 2j + 1
+   as the low two bytes of 32-bit item j (the chunks ORed). */
+static unsigned char cv_lane_items[2][4][2][2][32];
+static unsigned char cv_lane_pairs[2][4][4][32];
 
 /* cv_pixel_masks[lane][chunk]: byte j of 16-byte chunk `chunk` of 16
    3-lane pixels, where it lies in `lane`'s register (0x80: in another
@@ -674,16 +679,28 @@ static unsigned char cv_pixel_masks[3][3][16];
 
 #define CV_PACKED_AT(p) (((p) & 3) | (((p) & 4) << 1) | (((p) & 8) >> 1))
 
+/* The byte of `lane` of pixel p of 16 `lanes`-lane pixels, where chunk
+   `chunk` holds it, else 0x80. */
+static unsigned char cv_lane_byte(int lanes, int lane, int p, int chunk) {
+    int at = lanes * p + lane;
+    return (unsigned char)(at / 16 == chunk ? at % 16 : 0x80);
+}
+
 static void cv_build_lane_masks(void) {
-    int l, lane, chunk, j;
+    int l, lane, chunk, j, g, k, b;
     for (l = 3; l <= 4; l++)
         for (lane = 0; lane < l; lane++)
-            for (chunk = 0; chunk < l; chunk++)
-                for (j = 0; j < 16; j++) {
-                    int at = l * j + lane;
-                    cv_lane_masks[l - 3][lane][chunk][j] =
-                        (unsigned char)(at / 16 == chunk ? at % 16 : 0x80);
-                }
+            for (b = 0; b < 32; b++) {
+                /* Byte b lies in 32-bit item j, at byte b % 4 of it. */
+                j = b / 4;
+                for (g = 0; g < 2; g++)
+                    for (k = 0; k < 2; k++)
+                        cv_lane_items[l - 3][lane][g][k][b] =
+                            b % 4 ? 0x80 : cv_lane_byte(l, lane, 8 * g + j, l * g / 2 + k);
+                for (chunk = 0; chunk < l; chunk++)
+                    cv_lane_pairs[l - 3][lane][chunk][b] =
+                        b % 4 > 1 ? 0x80 : cv_lane_byte(l, lane, 2 * j + b % 4, chunk);
+            }
     for (lane = 0; lane < 3; lane++)
         for (chunk = 0; chunk < 3; chunk++)
             for (j = 0; j < 16; j++) {
@@ -766,63 +783,73 @@ cv_store_lane8_avx2(int dst_type, char *at, __m256 v) {
     }
 }
 
-/* One case of cv_lanes_avx2 (CV_LANES_KERNEL). */
+/* A byte shuffle of cv_lanes_case_avx2's tables. */
+#define CV_LANE_SHUFFLE(chunk, mask) \
+    _mm256_shuffle_epi8(chunk, _mm256_loadu_si256((const __m256i *)(mask)))
+
+/* One case of cv_lanes_avx2 (CV_LANES_KERNEL), 16 pixels a round: each
+   16-byte chunk broadcast to both halves of a register, each lane's items
+   gathered by byte shuffles straight into 32-bit items (cv_lane_items:
+   two shuffles of 8 items; for bfloat16, pairs of items by
+   cv_lane_pairs, split into even and odd ones by cv_store_bf16_pairs_avx2),
+   converted, scaled, offset and stored. */
 static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_case_avx2(
         char *dst, fb_intp plane_step, const uint8_t *src, fb_intp n, const int lanes,
         const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
-    const unsigned char (*masks)[4][16] = cv_lane_masks[lanes - 3];
     const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2;
+    const int bf16 = dst_type != FB_NUM_F32 && dst_type != FB_NUM_F16;
     __m256 scale[4], offset[4];
-    __m128i mask[4][4];
-    int lane, chunk;
+    int lane, chunk, g;
     fb_intp i;
     FB_UNROLL
     for (lane = 0; lane < lanes; lane++) {
         scale[lane] = _mm256_set1_ps(has_s ? s[lane] : 1.0f);
         offset[lane] = _mm256_set1_ps(has_o ? o[lane] : 0.0f);
-        FB_UNROLL
-        for (chunk = 0; chunk < lanes; chunk++)
-            mask[lane][chunk] = _mm_loadu_si128((const __m128i *)masks[lane][chunk]);
     }
     for (i = 0; i + 16 <= n; i += 16) {
-        __m128i bytes[4];
+        __m256i chunks[4];
         FB_UNROLL
         for (chunk = 0; chunk < lanes; chunk++)
-            bytes[chunk] = _mm_loadu_si128((const __m128i *)(src + lanes * i + 16 * chunk));
+            chunks[chunk] = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(src + lanes * i + 16 * chunk)));
         FB_UNROLL
         for (lane = 0; lane < lanes; lane++) {
-            __m128i mine = _mm_shuffle_epi8(bytes[0], mask[lane][0]);
-            __m256 lo, hi;
-            FB_UNROLL
-            for (chunk = 1; chunk < lanes; chunk++)
-                mine = _mm_or_si128(mine, _mm_shuffle_epi8(bytes[chunk], mask[lane][chunk]));
-            if (dst_type == FB_NUM_F32 || dst_type == FB_NUM_F16) {
-                lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mine));
-                hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mine, 8)));
+            __m256 f[2];
+            if (!bf16) {
+                const unsigned char(*items)[2][32] = cv_lane_items[lanes - 3][lane];
+                FB_UNROLL
+                for (g = 0; g < 2; g++)
+                    f[g] = _mm256_cvtepi32_ps(_mm256_or_si256(
+                        CV_LANE_SHUFFLE(chunks[lanes * g / 2], items[g][0]),
+                        CV_LANE_SHUFFLE(chunks[lanes * g / 2 + 1], items[g][1])));
             } else {
-                /* bfloat16: even items as lo, odd ones as hi, from byte
-                   pairs widened once (cv_store_bf16_pairs_avx2). */
-                __m256i pairs = _mm256_cvtepu16_epi32(mine);
-                lo = _mm256_cvtepi32_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(0xff)));
-                hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(pairs, 8));
+                /* bfloat16: even items as f[0], odd ones as f[1]. */
+                const unsigned char(*pairs)[32] = cv_lane_pairs[lanes - 3][lane];
+                __m256i both = CV_LANE_SHUFFLE(chunks[0], pairs[0]);
+                FB_UNROLL
+                for (chunk = 1; chunk < lanes; chunk++)
+                    both = _mm256_or_si256(both, CV_LANE_SHUFFLE(chunks[chunk], pairs[chunk]));
+                f[0] = _mm256_cvtepi32_ps(_mm256_and_si256(both, _mm256_set1_epi32(0xff)));
+                f[1] = _mm256_cvtepi32_ps(_mm256_srli_epi32(both, 8));
             }
             /* Each operation only where given: no multiply by 1, no add of 0. */
-            if (has_s) {
-                lo = _mm256_mul_ps(lo, scale[lane]);
-                hi = _mm256_mul_ps(hi, scale[lane]);
+            FB_UNROLL
+            for (g = 0; g < 2; g++) {
+                if (has_s)
+                    f[g] = _mm256_mul_ps(f[g], scale[lane]);
+                if (has_o)
+                    f[g] = _mm256_add_ps(f[g], offset[lane]);
             }
-            if (has_o) {
-                lo = _mm256_add_ps(lo, offset[lane]);
-                hi = _mm256_add_ps(hi, offset[lane]);
-            }
-            if (dst_type == FB_NUM_F32 || dst_type == FB_NUM_F16)
-                cv_store_lane_avx2(dst_type, dst + lane * plane_step + i * out_item, lo, hi);
+            if (!bf16)
+                cv_store_lane_avx2(dst_type, dst + lane * plane_step + i * out_item, f[0], f[1]);
             else
-                cv_store_bf16_pairs_avx2(dst_type, dst + lane * plane_step + i * out_item, lo, hi);
+                cv_store_bf16_pairs_avx2(dst_type, dst + lane * plane_step + i * out_item, f[0],
+                                         f[1]);
         }
     }
     cv_lanes_tail(dst, plane_step, src, i, n, lanes, dst_type, s, o, has_s, has_o);
 }
+#undef CV_LANE_SHUFFLE
 
 CV_LANES_KERNEL(cv_lanes_avx2, __attribute__((target("avx2,f16c"))), cv_lanes_case_avx2)
 

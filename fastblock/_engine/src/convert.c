@@ -1024,8 +1024,12 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_l
         const float *s, const float *o, const int has_s, const int has_o, const int is_signed) {
     const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2, pixel = 2 * (fb_intp)lanes;
     const int blocks = (lanes + 7) / 8, over = 16 * blocks - 2 * lanes;
-    unsigned char shift_bytes[16];
-    __m128i end_shift;
+    /* Loaded from `over` on: byte j takes byte j + over, zeros past 15. */
+    static const unsigned char shift_bytes[32] = {
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+        0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+        0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+    const __m128i end_shift = _mm_loadu_si128((const __m128i *)(shift_bytes + over));
     fb_intp i, next;
     int q, j;
     if (n < 16) {
@@ -1033,9 +1037,6 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_l
                            is_signed);
         return;
     }
-    for (j = 0; j < 16; j++)
-        shift_bytes[j] = (unsigned char)(j + over < 16 ? j + over : 0x80);
-    end_shift = _mm_loadu_si128((const __m128i *)shift_bytes);
     for (q = 0; q < blocks; q++) {
         const int block_lanes = lanes - 8 * q < 8 ? lanes - 8 * q : 8;
         const int end_block = q == blocks - 1 && over;

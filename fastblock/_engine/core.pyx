@@ -247,7 +247,8 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
     tile shape (``shapes``) its ``extent``, ``run`` (items a row), ``rows``
     (row loop axes), ``lanes_direct`` (the lanes of the one-pass pixels
     kernel, or 0), ``lanes_interleave`` (that kernel's way: planes into
-    pixels) and the ``move`` kernel (describe()'s account of its Plan;
+    pixels), ``lanes_reversed`` (the pixels hold their lanes backwards)
+    and the ``move`` kernel (describe()'s account of its Plan;
     None where the tile is not moved: one-pass lanes, or rows converted
     where they lie). For tests."""
     cdef ConvertPlan plan
@@ -268,6 +269,7 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
             shapes.append({"extent": tuple([t.extent[k] for k in range(plan.n)]), "run": t.run,
                            "rows": t.n_rows, "lanes_direct": t.lanes,
                            "lanes_interleave": bool(t.lanes_interleave),
+                           "lanes_reversed": bool(t.lanes_reversed),
                            "move": None if t.move == NULL else kernel_summary(t.move)})
         return {"extents": tuple([plan.extent[k] for k in range(plan.n)]),
                 "box": tuple([plan.box[k] for k in range(plan.n)]),

@@ -293,11 +293,13 @@ cdef struct TileShape:
     intp extent[MAX_AXES]       # the tile's extent along each axis
     # A tile of packed pixels split into planes, or planes interleaved into
     # pixels, converted in one pass (fb_convert_lanes): its lanes (0: by
-    # the stage), which way, the planes' step (the result's for a split,
-    # the source's for an interleave), and the scale's and offset's steps
-    # a plane.
+    # the stage), which way, whether the packed side holds them backwards
+    # (BGR read as img[..., ::-1]), the planes' step (the result's for a
+    # split, the source's for an interleave), and the scale's and offset's
+    # steps a plane, all in the result's lane order.
     int lanes
     bint lanes_interleave
+    bint lanes_reversed
     intp plane_step, lane_scale_step, lane_offset_step
     intp run                    # items of a row
     intp run_step               # result bytes between a row's items

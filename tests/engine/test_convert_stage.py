@@ -150,24 +150,39 @@ LANE_AFFINES = {
 }
 
 
+def lanes_in_order(x, order):
+    """``x`` (channels last) as given, or its lanes backwards (BGR read as
+    ``img[..., ::-1]``)."""
+    return x if order == "forwards" else x[..., ::-1]
+
+
+def assert_direct_lanes(plan, lanes, order):
+    """Every tile of ``plan`` by the one-pass lanes kernel with ``lanes``
+    lanes in ``order`` (0 lanes: none by it)."""
+    shapes = {(shape["lanes_direct"], shape["lanes_reversed"]) for shape in plan["shapes"]}
+    assert shapes == {(lanes, bool(lanes) and order == "backwards")}, plan
+
+
 @pytest.mark.parametrize("lanes", [3, 4])
 @pytest.mark.parametrize("result", ["f4", "f2", BF16], ids=str)
 @pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
-def test_lanes_in_one_pass(variant, lanes, result, affine):
+@pytest.mark.parametrize("order", ["forwards", "backwards"])
+def test_lanes_in_one_pass(variant, lanes, result, affine, order):
     """Channels-last uint8 pixels of 3 and 4 lanes into planes: by the SIMD
     lanes kernel (16 pixels a round; AVX2 byte shuffles, NEON LD3/LD4) where
-    it runs, every pixel count across a round's remainder, against guard
-    pages on both sides, every byte compared."""
+    it runs, lanes in order or backwards (BGR to RGB: the planes, scale and
+    offset then taken from the last), every pixel count across a round's
+    remainder, against guard pages on both sides, every byte compared."""
     scale, offset = LANE_AFFINES[affine]
     scale = None if scale is None else scale[:lanes].reshape(lanes, 1, 1).astype(np.float32)
     offset = None if offset is None else offset[:lanes].reshape(lanes, 1, 1).astype(np.float32)
     for width in (1, 15, 16, 17, 33, 64 + 7):
         for at_end in (True, False):
-            x = guarded_copy(raw_values((2, width, lanes), "u1", width + lanes), at_end)
+            x = lanes_in_order(
+                guarded_copy(raw_values((2, width, lanes), "u1", width + lanes), at_end), order)
             plan = describe_transpose(x, (2, 0, 1), result, scale is not None,
                                       offset is not None)
-            direct = {shape["lanes_direct"] for shape in plan["shapes"]}
-            assert direct == ({lanes} if variant == "simd" else {0}), plan
+            assert_direct_lanes(plan, lanes if variant == "simd" else 0, order)
             converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
 
 
@@ -178,13 +193,14 @@ WIDE_LANES = (5, 64)        # src/convert.h: FB_CONVERT_WIDE_LANES_MIN, _MAX
 @pytest.mark.parametrize("source, result", [("u2", "f4"), ("i2", "f4"), ("u2", "f2"),
                                             ("i2", BF16)], ids=str)
 @pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
-def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine):
+@pytest.mark.parametrize("order", ["forwards", "backwards"])
+def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine, order):
     """Channels-last pixels of many 2-byte integer lanes (a multispectral
     image's bands) into planes: by the AVX2 kernel (blocks of 8 lanes split
     from pairs, 16 pixels a round, the row's last pixel read ending at its
-    own end) where it runs, every pixel count across a round's remainder
-    (rows of 2 x width pixels: 2 to 66), against guard pages on both
-    sides, every byte compared."""
+    own end) where it runs, lanes in order or backwards, every pixel count
+    across a round's remainder (rows of 2 x width pixels: 2 to 66),
+    against guard pages on both sides, every byte compared."""
     scale, offset = LANE_AFFINES[affine]
     scale = None if scale is None else np.resize(scale, lanes).reshape(lanes, 1, 1).astype(
         np.float32)
@@ -194,12 +210,12 @@ def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine):
             and WIDE_LANES[0] <= lanes <= WIDE_LANES[1])
     for width in (1, 4, 7, 8, 9, 12, 15, 16, 17, 33):
         for at_end in (True, False):
-            x = guarded_copy(raw_values((2, width, lanes), source, width + lanes), at_end)
+            x = lanes_in_order(
+                guarded_copy(raw_values((2, width, lanes), source, width + lanes), at_end), order)
             plan = describe_transpose(x, (2, 0, 1), result, scale is not None,
                                       offset is not None)
-            direct = {shape["lanes_direct"] for shape in plan["shapes"]}
             # (A tile that cuts the lanes goes through the stage.)
-            assert direct == ({lanes} if runs and plan["box"][0] == lanes else {0}), plan
+            assert_direct_lanes(plan, lanes if runs and plan["box"][0] == lanes else 0, order)
             converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
 
 

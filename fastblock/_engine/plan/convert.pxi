@@ -166,7 +166,7 @@ cdef void choose_tile(ConvertPlan* c) noexcept nogil:
         # A transpose of two long axes: a box of each. Packed pixels whose
         # lanes the one-pass kernel splits keep them all (64 uint16 lanes
         # cut into boxes of 16 went through the stage at 0.75 ns an item).
-        if c.step[SIDE_SRC][a_src] == c.item[SIDE_SRC] \
+        if iabs(c.step[SIDE_SRC][a_src]) == c.item[SIDE_SRC] \
                 and fb_convert_lanes_runs(&c.cv, <int>imin(c.extent[a_src], 1 << 30), 0):
             c.box[a_src] = c.extent[a_src]
         else:
@@ -277,10 +277,11 @@ cdef bint plan_direct_lanes(ConvertPlan* c, TileShape* t) noexcept nogil:
     result planes (channels last to channels first), or planes interleaved
     into packed result pixels (the way back), converted in one pass
     without the stage (fb_convert_lanes_runs says where it runs); then
-    ``t`` is set for it."""
+    ``t`` is set for it. The packed side may hold the lanes backwards."""
     cdef int k, n = 0, axes[2], lane, pixel, packed, planar, interleave
     t.lanes = 0
     t.lanes_interleave = False
+    t.lanes_reversed = False
     for k in range(c.n):
         if t.extent[k] > 1:
             if n == 2:
@@ -292,19 +293,20 @@ cdef bint plan_direct_lanes(ConvertPlan* c, TileShape* t) noexcept nogil:
     for interleave in range(2):
         # Result order: planes outermost for a split, lanes innermost for
         # an interleave. The packed side's pixels hold their lanes in
-        # order, the planar side's items are packed, and scale and offset
-        # are one value a plane.
+        # order or backwards, the planar side's items are packed, and
+        # scale and offset are one value a plane.
         if interleave:
             lane, pixel, packed, planar = axes[1], axes[0], SIDE_DST, SIDE_SRC
         else:
             lane, pixel, packed, planar = axes[0], axes[1], SIDE_SRC, SIDE_DST
         if fb_convert_lanes_runs(&c.cv, <int>t.extent[lane], interleave) \
-                and c.step[packed][lane] == c.item[packed] \
+                and iabs(c.step[packed][lane]) == c.item[packed] \
                 and c.step[packed][pixel] == t.extent[lane] * c.item[packed] \
                 and c.step[planar][pixel] == c.item[planar] \
                 and c.step[SIDE_SCALE][pixel] == 0 and c.step[SIDE_OFFSET][pixel] == 0:
             t.lanes = <int>t.extent[lane]
             t.lanes_interleave = interleave
+            t.lanes_reversed = c.step[packed][lane] < 0
             t.plane_step = c.step[planar][lane]
             t.lane_scale_step = c.step[SIDE_SCALE][lane]
             t.lane_offset_step = c.step[SIDE_OFFSET][lane]

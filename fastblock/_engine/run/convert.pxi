@@ -123,6 +123,28 @@ cdef void fault_tile(const ConvertJob* job, const TileShape* t, const char* dst,
             return
 
 
+cdef void run_direct_lanes(const ConvertPlan* c, const TileShape* t,
+                           const char** at) noexcept nogil:
+    """A one-pass lanes tile (plan_direct_lanes). Lanes the packed side
+    holds backwards go in its memory order: each pixel read (or written)
+    forwards from its last lane, the planes, scale and offset from the
+    last lane's, stepping back."""
+    cdef int packed = SIDE_DST if t.lanes_interleave else SIDE_SRC
+    cdef intp last = t.lanes - 1 if t.lanes_reversed else 0
+    cdef intp way = -1 if t.lanes_reversed else 1
+    cdef const char* side[CONVERT_SIDES]
+    cdef int s
+    for s in range(CONVERT_SIDES):
+        side[s] = at[s]
+    side[packed] -= last * c.item[packed]
+    side[SIDE_SRC if t.lanes_interleave else SIDE_DST] += last * t.plane_step
+    side[SIDE_SCALE] += last * t.lane_scale_step
+    side[SIDE_OFFSET] += last * t.lane_offset_step
+    fb_convert_lanes(&c.cv, <char*>side[SIDE_DST], side[SIDE_SRC], way * t.plane_step, t.run,
+                     t.lanes, t.lanes_interleave, side[SIDE_SCALE], way * t.lane_scale_step,
+                     side[SIDE_OFFSET], way * t.lane_offset_step)
+
+
 cdef void run_convert_tile(const ConvertJob* job, const TileShape* t, const char** at,
                            int thread) noexcept nogil:
     """A tile of a ConvertJob (tile_at's) on OpenMP thread ``thread``."""
@@ -134,9 +156,7 @@ cdef void run_convert_tile(const ConvertJob* job, const TileShape* t, const char
     cdef ThreadLines* lines = &job.lines[thread]
     cdef const char* rows       # the tile's rows to convert: the stage's, or the source's
     if t.lanes:
-        fb_convert_lanes(&c.cv, <char*>at[SIDE_DST], at[SIDE_SRC], t.plane_step, t.run, t.lanes,
-                         t.lanes_interleave, at[SIDE_SCALE], t.lane_scale_step, at[SIDE_OFFSET],
-                         t.lane_offset_step)
+        run_direct_lanes(c, t, at)
         return
     rows = at[SIDE_SRC]
     if t.move != NULL:

@@ -768,21 +768,6 @@ cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
     }
 }
 
-/* The same for 8 floats. */
-static inline __attribute__((always_inline, target("avx2,f16c"))) void
-cv_store_lane8_avx2(int dst_type, char *at, __m256 v) {
-    if (dst_type == FB_NUM_F32) {
-        _mm256_storeu_ps((float *)at, v);
-    } else if (dst_type == FB_NUM_F16) {
-        _mm_storeu_si128((__m128i *)at, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-    } else {
-        __m256i words = cv_bf16_words_avx2(dst_type, v);
-        _mm_storeu_si128((__m128i *)at,
-                         _mm256_castsi256_si128(_mm256_permute4x64_epi64(
-                             _mm256_packus_epi32(words, words), 0xd8)));
-    }
-}
-
 /* A byte shuffle of cv_lanes_case_avx2's tables. */
 #define CV_LANE_SHUFFLE(chunk, mask) \
     _mm256_shuffle_epi8(chunk, _mm256_loadu_si256((const __m256i *)(mask)))
@@ -1075,8 +1060,7 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_l
                     v0 = _mm256_add_ps(v0, offset[j]);
                     v1 = _mm256_add_ps(v1, offset[j]);
                 }
-                cv_store_lane8_avx2(dst_type, at, v0);
-                cv_store_lane8_avx2(dst_type, at + 8 * out_item, v1);
+                cv_store_lane_avx2(dst_type, at, v0, v1);
                 at += plane_step;
             }
         }

@@ -56,6 +56,7 @@ cdef struct Tuning:
     bint prefetch
     bint convert_simd
     intp convert_tile_bytes
+    intp convert_lanes_run_bytes
 
 #: One engine setting: its ``name`` (a tune() keyword), ``default``,
 #: ``unit`` ("on/off" for a switch, else what the number counts) and what
@@ -134,6 +135,10 @@ SETTINGS = (
     Setting("convert_tile_bytes", 16 * 1024, "bytes",
             "a converting copy's tile: this many bytes of its widest side (source, result "
             "or compute type), moved into a stage that stays in L1 and converted out"),
+    Setting("convert_lanes_run_bytes", 8 * 1024, "bytes",
+            "a tile the one-pass kernel splits into planes (it has no stage) holds at least "
+            "this many bytes of each plane: 256x256x13 uint16 into float32, one thread, "
+            "1 KiB a plane: 1.61-1.66 x np.copyto, 8 KiB: 1.37-1.41"),
     # The thread policy (_engine/src/team.h).
     Setting("adaptive_teams", True, "on/off",
             "teams shrink while helper threads come late (off: every call runs the team it asks)"),
@@ -160,7 +165,7 @@ cdef dict NEEDS = {"streaming": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AH
                    "wide_streams": fb_cpu_has_avx() != 0, "avx2_repeats": fb_cpu_has_avx2() != 0,
                    "convert_simd": fb_cpu_has_convert_simd() != 0}
 # Settings that must be at least this (a unit of 0 bytes never ends).
-cdef dict MINIMUM = {"convert_tile_bytes": 1, "fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
+cdef dict MINIMUM = {"convert_tile_bytes": 1, "convert_lanes_run_bytes": 1, "fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
                      "min_block_bytes": 1, "team_late_streak": 1, "team_backoff_min_ns": 1}
 
 cdef Tuning tuning

@@ -236,12 +236,47 @@ def test_wide_lanes_tiles_keep_every_lane(variant, lanes):
     else:
         assert shapes == {(0, False)}, plan
         assert plan["box"][0] < lanes or lanes <= 16, plan
+    if runs:
+        # At least convert_lanes_run_bytes of each plane (no stage bounds it).
+        assert plan["box"][1] * 4 >= _engine.default_tuning()["convert_lanes_run_bytes"], plan
     # The same rule on data: tiles cut from 1,999 pixels (the last one
     # shorter), on one and two threads, every byte compared.
     x = guarded_copy(raw_values((1, 1999, lanes), "u2", lanes), at_end=True)
     scale = np.linspace(0.5, 2, lanes, dtype=np.float32).reshape(lanes, 1, 1)
-    for threads in (1, 2):
-        converted(fb.transpose, x, "f4", scale, -scale, threads=threads, axes=(2, 0, 1))
+    with _engine.tune(convert_lanes_run_bytes=512, parallel_min_bytes=0):
+        assert describe_transpose(x, (2, 0, 1), "f4", True, True)["tiles"] > 2
+        for threads in (1, 2):
+            converted(fb.transpose, x, "f4", scale, -scale, threads=threads, axes=(2, 0, 1))
+
+
+@pytest.mark.parametrize("source, lanes", [("u1", 3), ("u1", 4), ("u2", 13), ("i2", 5)])
+@pytest.mark.parametrize("result", ["f4", "f2", BF16], ids=str)
+def test_lanes_rounds_from_whole_lines(variant, source, lanes, result):
+    """The one-pass split kernels run their first round of 16 pixels at
+    pixel 0 and the next ones from the first pixel whose store into the
+    first plane starts a whole round's bytes (so that NumPy's arrays, 16
+    bytes past a page, are stored in whole lines): the result placed at
+    every item's offset within a round and one byte off the items' own
+    alignment, rows across a round's remainders, the bytes around the
+    result left as they were, every byte compared."""
+    out_item = np.dtype(result).itemsize
+    scale = np.linspace(0.5, 2, lanes, dtype=np.float32).reshape(lanes, 1, 1)
+    for n in (16, 17, 31, 32, 33, 47, 48, 100):
+        x = raw_values((1, n, lanes), source, n + lanes)
+        plan = describe_transpose(x, (2, 0, 1), result, True, True)
+        wide = lanes > 4
+        runs = variant == "simd" and (not wide or _engine.cpu_features()["avx2"])
+        assert_direct_lanes(plan, lanes if runs else 0, "forwards")
+        expected = converted_ref(x.transpose(2, 0, 1), result, scale, -scale)
+        for skew in [*range(0, 16 * out_item, out_item), 1]:
+            g = Guarded(skew + expected.nbytes + 64, at_end=False)
+            g.bytes[...] = 0x5A
+            out = g.bytes[skew:skew + expected.nbytes].view(result).reshape(expected.shape)
+            assert fb.transpose(x, (2, 0, 1), out=out, dtype=result, scale=scale,
+                                offset=-scale, num_threads=1) is out
+            same_bytes(out, expected)
+            around = np.concatenate([g.bytes[:skew], g.bytes[skew + expected.nbytes:]])
+            assert (around == 0x5A).all(), (n, skew)
 
 
 # float32 values at the uint8 rule's edges: ties (rounded to even), the

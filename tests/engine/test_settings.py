@@ -180,7 +180,10 @@ CASES = {
     "convert_simd": Case(_convert_hwc(64), {"convert_simd": False}, _moves("simd", True, False),
                          "convert_simd"),
     "convert_tile_bytes": Case(_convert_hwc(64), {"convert_tile_bytes": 3 * 64 * 4},
-                               _moves("tile_items", 3 * 1024, 3 * 64)),
+                               _moves("tile_items", 3 * 1024, 3 * 64),
+                               base={"convert_lanes_run_bytes": 1}),
+    "convert_lanes_run_bytes": Case(_convert_hwc(224), {"convert_lanes_run_bytes": 64},
+                                    _moves("tile_items", 3 * 1792, 3 * 1024), "convert_simd"),
 }
 
 

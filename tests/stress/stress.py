@@ -689,8 +689,9 @@ KNOBS = {
     "convert": [
         ("default", {}),
         ("portable", {"convert_simd": False}),
-        ("small tiles", {"convert_tile_bytes": 256}),
-        ("tiny portable", {"convert_tile_bytes": 48, "convert_simd": False}),
+        ("small tiles", {"convert_tile_bytes": 256, "convert_lanes_run_bytes": 64}),
+        ("tiny portable", {"convert_tile_bytes": 48, "convert_lanes_run_bytes": 16,
+                           "convert_simd": False}),
     ],
     # The front doors' fast path (fastblock._fastpath), not an engine setting.
     "fastpath": [

@@ -169,6 +169,8 @@ cdef void choose_tile(ConvertPlan* c) noexcept nogil:
         if iabs(c.step[SIDE_SRC][a_src]) == c.item[SIDE_SRC] \
                 and fb_convert_lanes_runs(&c.cv, <int>imin(c.extent[a_src], 1 << 30), 0):
             c.box[a_src] = c.extent[a_src]
+            budget = imax(budget, c.extent[a_src]
+                          * imax(1, tuning.convert_lanes_run_bytes // c.item[SIDE_DST]))
         else:
             c.box[a_src] = near_divisor(imin(c.extent[a_src],
                                              imax(CONVERT_MIN_SIDE, budget // c.extent[a_dst])),

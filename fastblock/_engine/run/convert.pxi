@@ -217,6 +217,7 @@ cdef int run_convert(const ConvertPlan* c, const char** base, intp n_parts,
     cdef intp n_tiles = c.n_tiles * n_parts, n_units, i
     cdef intp result_bytes = c.n_tiles * c.tile_items * c.item[SIDE_DST] * n_parts
     cdef int team = copy_team(result_bytes, n_tiles, num_threads), s
+    cdef bint staged
     cdef char* memory
     job.n_tiles = n_tiles
     job.tiles_per_unit = imax(1, n_tiles // (team * tuning.chunks_per_thread))
@@ -232,8 +233,12 @@ cdef int run_convert(const ConvertPlan* c, const char** base, intp n_parts,
         job.base[s] = base[s]
     job.n_parts = n_parts
     job.part_offsets = part_offsets
-    job.stage_bytes = round_up(c.tile_items * c.item[SIDE_SRC], SCRATCH_ALIGN)
-    job.line_bytes = round_up(c.tile_items * c.item[SIDE_SCALE], SCRATCH_ALIGN)
+    # One-pass lanes tiles use no stage and no lines (and may be larger).
+    staged = 0
+    for s in range(c.n_shapes):
+        staged |= c.shapes[s].lanes == 0
+    job.stage_bytes = round_up(c.tile_items * c.item[SIDE_SRC], SCRATCH_ALIGN) * staged
+    job.line_bytes = round_up(c.tile_items * c.item[SIDE_SCALE], SCRATCH_ALIGN) * staged
     job.scratch_bytes = job.stage_bytes + 2 * job.line_bytes
     memory = <char*>malloc(team * job.scratch_bytes + SCRATCH_ALIGN
                            + team * sizeof(ThreadLines))

@@ -178,6 +178,7 @@ cdef extern from "src/convert.h" nogil:
         int scale
         int offset
         int simd
+        int vbmi
     int fb_convert_compute(int src, int dst, int affine)
     void fb_convert_run(const FbConvert* cv, char* dst, fb_intp dst_step, const char* src,
                         fb_intp n, const char* scale, const char* offset)

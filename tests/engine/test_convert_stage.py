@@ -88,11 +88,22 @@ def converted(op, x, dtype, scale=None, offset=None, at_end=False, threads=1, **
 
 
 def describe_transpose(x, axes, dtype, scale=False, offset=False):
+    """The plan of ``fb.transpose(x, axes, dtype=dtype)`` with a scale and
+    an offset given (True: one value; an array: read as it broadcasts)."""
     result = np.empty([x.shape[a] for a in axes], dtype)
-    steps = ([x.strides[a] for a in axes], result.strides, (0,) * x.ndim, (0,) * x.ndim)
+
+    def affine_steps(value):
+        if isinstance(value, np.ndarray):
+            return np.broadcast_to(value.astype(np.float32), result.shape).strides
+        return (0,) * x.ndim
+
+    steps = ([x.strides[a] for a in axes], result.strides, affine_steps(scale),
+             affine_steps(offset))
     from fastblock._convert import type_code
     return _engine.describe_convert(result.shape, steps, x.itemsize, result.itemsize,
-                                    type_code(x.dtype), type_code(np.dtype(dtype)), scale, offset)
+                                    type_code(x.dtype), type_code(np.dtype(dtype)),
+                                    scale is not None and scale is not False,
+                                    offset is not None and offset is not False)
 
 
 # --------------------------------------------------------------------------
@@ -180,8 +191,7 @@ def test_lanes_in_one_pass(variant, lanes, result, affine, order):
         for at_end in (True, False):
             x = lanes_in_order(
                 guarded_copy(raw_values((2, width, lanes), "u1", width + lanes), at_end), order)
-            plan = describe_transpose(x, (2, 0, 1), result, scale is not None,
-                                      offset is not None)
+            plan = describe_transpose(x, (2, 0, 1), result, scale, offset)
             assert_direct_lanes(plan, lanes if variant == "simd" else 0, order)
             converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
 
@@ -212,8 +222,7 @@ def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine, order):
         for at_end in (True, False):
             x = lanes_in_order(
                 guarded_copy(raw_values((2, width, lanes), source, width + lanes), at_end), order)
-            plan = describe_transpose(x, (2, 0, 1), result, scale is not None,
-                                      offset is not None)
+            plan = describe_transpose(x, (2, 0, 1), result, scale, offset)
             # (A tile that cuts the lanes goes through the stage.)
             assert_direct_lanes(plan, lanes if runs and plan["box"][0] == lanes else 0, order)
             converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
@@ -288,29 +297,41 @@ EDGE_FLOATS = np.array([0.5, 1.5, 2.5, 254.5, 255.5, 253.49998, -0.5, -0.4999999
 
 @pytest.mark.parametrize("lanes", [3, 4])
 @pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
-def test_pixels_in_one_pass(variant, lanes, affine):
+@pytest.mark.parametrize("registers", ["64-byte", "32-byte"])
+def test_pixels_in_one_pass(variant, lanes, affine, registers):
     """float32 planes of 3 and 4 lanes into channels-last uint8 pixels (the
-    way back to an image): by the SIMD interleave kernel (AVX2: 32 pixels a
-    round, byte shuffles or unpacks, the last round ending at the last
-    pixel; NEON: 16, ST3/ST4) where it runs, pixel counts across a round
-    (rows of 2 x width pixels: 2 to 142), the rule's edges and random bytes
-    (NaN payloads, subnormals), against guard pages on both sides, every
-    byte compared."""
+    way back to an image): by the SIMD interleave kernel (AVX-512 VBMI: 64
+    pixels a round, rows of 64 or more, lane permutes; AVX2: 32, byte
+    shuffles or unpacks; the last round ending at the last pixel; NEON:
+    16, ST3/ST4) where it runs, pixel counts across both rounds (rows of 2
+    x width pixels: 2 to 142), the rule's edges and random bytes (NaN
+    payloads, subnormals), against guard pages on both sides, every byte
+    compared."""
+    wide = registers == "64-byte"
+    if wide and not _engine.cpu_features()["avx512_vbmi"]:
+        pytest.skip("this CPU has no AVX-512 VBMI")
     scale, offset = LANE_AFFINES[affine]
     scale = None if scale is None else scale[:lanes].reshape(1, 1, lanes).astype(np.float32)
     offset = None if offset is None else offset[:lanes].reshape(1, 1, lanes).astype(np.float32)
     rng = np.random.default_rng(lanes)
-    for width in (1, 15, 16, 17, 24, 33, 64 + 7):
+    with _engine.tune(convert_vbmi=wide):
+        pixels_in_one_pass(variant, lanes, scale, offset, rng, wide)
+
+
+def pixels_in_one_pass(variant, lanes, scale, offset, rng, wide):
+    for width in (1, 15, 16, 17, 24, 31, 32, 33, 63, 64, 65, 64 + 7):
         for at_end in (True, False):
             values = raw_values((lanes, 2, width), "f4", width + lanes)
             edges = rng.random(values.shape) < 0.5
             values[edges] = rng.choice(EDGE_FLOATS, edges.sum())
             x = guarded_copy(values, at_end)
-            plan = describe_transpose(x, (1, 2, 0), np.uint8, scale is not None,
-                                      offset is not None)
+            # The scale and offset as given: one value a lane, along the
+            # result's rows (the one-pass kernel reads them a plane).
+            plan = describe_transpose(x, (1, 2, 0), np.uint8, scale, offset)
             direct = {(shape["lanes_direct"], shape["lanes_interleave"])
                       for shape in plan["shapes"]}
             assert direct == ({(lanes, True)} if variant == "simd" else {(0, False)}), plan
+            assert plan["vbmi"] == (wide and variant == "simd"), plan
             converted(fb.transpose, x, np.uint8, scale, offset, at_end=not at_end,
                       axes=(1, 2, 0))
 

@@ -92,6 +92,14 @@ def _convert_hwc(edge):
     return lambda: _engine.describe_convert(out.shape, steps, 1, 4, 1, 11, True, False)
 
 
+def _convert_chw_to_hwc(edge):
+    """describe_convert() of float32 CHW to uint8 HWC (the way back) by 255."""
+    x = np.zeros((3, edge, edge), np.float32)
+    out = np.zeros((edge, edge, 3), np.uint8)
+    steps = ((x.strides[1], x.strides[2], x.strides[0]), out.strides, (0, 0, 0), (0, 0, 0))
+    return lambda: _engine.describe_convert(out.shape, steps, 4, 1, 11, 1, True, False)
+
+
 class Case(NamedTuple):
     read: Callable[[], object]          # the plan, path or schedule, as read now
     settings: dict                      # the change, from the defaults
@@ -179,6 +187,8 @@ CASES = {
                                   _is("planes", "rows")),
     "convert_simd": Case(_convert_hwc(64), {"convert_simd": False}, _moves("simd", True, False),
                          "convert_simd"),
+    "convert_vbmi": Case(_convert_chw_to_hwc(64), {"convert_vbmi": False},
+                         _moves("vbmi", True, False), "avx512_vbmi"),
     "convert_tile_bytes": Case(_convert_hwc(64), {"convert_tile_bytes": 3 * 64 * 4},
                                _moves("tile_items", 3 * 1024, 3 * 64),
                                base={"convert_lanes_run_bytes": 1}),

@@ -166,16 +166,25 @@ cdef void choose_tile(ConvertPlan* c) noexcept nogil:
         # A transpose of two long axes: a box of each. Packed pixels whose
         # lanes the one-pass kernel splits keep them all (64 uint16 lanes
         # cut into boxes of 16 went through the stage at 0.75 ns an item).
+        # Their tiles need no stage: at least convert_lanes_run_bytes of
+        # each plane (the way back likewise keeps the result's lanes).
         if iabs(c.step[SIDE_SRC][a_src]) == c.item[SIDE_SRC] \
                 and fb_convert_lanes_runs(&c.cv, <int>imin(c.extent[a_src], 1 << 30), 0):
             c.box[a_src] = c.extent[a_src]
             budget = imax(budget, c.extent[a_src]
                           * imax(1, tuning.convert_lanes_run_bytes // c.item[SIDE_DST]))
+            c.box[a_dst] = near_divisor(imax(1, budget // c.box[a_src]), c.extent[a_dst])
+        elif c.step[SIDE_DST][a_dst] == c.item[SIDE_DST] \
+                and fb_convert_lanes_runs(&c.cv, <int>imin(c.extent[a_dst], 1 << 30), 1):
+            c.box[a_dst] = c.extent[a_dst]
+            budget = imax(budget, c.extent[a_dst]
+                          * imax(1, tuning.convert_lanes_run_bytes // c.item[SIDE_SRC]))
+            c.box[a_src] = near_divisor(imax(1, budget // c.box[a_dst]), c.extent[a_src])
         else:
             c.box[a_src] = near_divisor(imin(c.extent[a_src],
                                              imax(CONVERT_MIN_SIDE, budget // c.extent[a_dst])),
                                         c.extent[a_src])
-        c.box[a_dst] = near_divisor(imax(1, budget // c.box[a_src]), c.extent[a_dst])
+            c.box[a_dst] = near_divisor(imax(1, budget // c.box[a_src]), c.extent[a_dst])
     else:
         for taken in range(c.n):
             k = order[taken]

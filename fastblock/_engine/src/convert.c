@@ -191,6 +191,8 @@ static inline float cv_saturate(float v, float lo, float hi) {
 #if FB_X86_SIMD
 #include <immintrin.h>
 
+#include "lanes.h"
+
 /* AVX2: saturated, then converted to int32 in the current rounding mode
    (cvtps2dq rounds as MXCSR says, which is np.rint's rounding) and packed.
    lo 0 (unsigned results, packed with unsigned saturation): by min alone,
@@ -547,8 +549,7 @@ void fb_convert_init(void) {
    cv_pixels_tail. */
 int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
     int few = lanes == 3 || lanes == 4;
-    if (!(FB_X86_SIMD || FB_NEON) || !cv->simd || cv->compute != FB_NUM_F32
-            || cv->scale == FB_AFFINE_LINE || cv->offset == FB_AFFINE_LINE)
+    if (!(FB_X86_SIMD || FB_NEON) || !cv->simd || cv->compute != FB_NUM_F32)
         return 0;
     if (interleave)
         return few && cv->src == FB_NUM_F32 && cv->dst == FB_NUM_U8;
@@ -689,6 +690,16 @@ static unsigned char cv_lane_pairs[2][4][4][32];
    leave them (cv_pixels_case_avx2): 0-3, 8-11, 4-7, 12-15. */
 static unsigned char cv_pixel_masks[3][3][16];
 
+/* cv_pixel_permutes[lanes - 3]: lanes.h's permutes that interleave 3 or
+   4 lanes of bytes, each index composed with the order that
+   cv_pixels_case_avx512's packs leave the pixels in (CV_PACKED_AT64). */
+static FbLanePermutes cv_pixel_permutes[2];
+
+/* Where pixel p of 64 lies in a lane's bytes after those packs: each
+   pack works within 16-byte quarters, so byte 16k + 4j + m holds pixel
+   16j + 4k + m. */
+#define CV_PACKED_AT64(p) (16 * ((p) % 16 / 4) + 4 * ((p) / 16) + (p) % 4)
+
 #define CV_PACKED_AT(p) (((p) & 3) | (((p) & 4) << 1) | (((p) & 8) >> 1))
 
 /* The byte of `lane` of pixel p of 16 `lanes`-lane pixels, where chunk
@@ -713,6 +724,17 @@ static void cv_build_lane_masks(void) {
                     cv_lane_pairs[l - 3][lane][chunk][b] =
                         b % 4 > 1 ? 0x80 : cv_lane_byte(l, lane, 2 * j + b % 4, chunk);
             }
+    for (l = 3; l <= 4; l++) {
+        FbLanePermutes *t = &cv_pixel_permutes[l - 3];
+        *t = *fb_lane_permutes_for(l, 1, 1);
+        for (lane = 0; lane < l; lane++)
+            for (j = 0; j < 64; j++) {
+                /* Bit 6 picks the input; the byte, below it, is a pixel. */
+                int a = t->pair_a[lane][j], b = t->pair_b[lane][j];
+                t->pair_a[lane][j] = (unsigned char)((a & 64) | CV_PACKED_AT64(a & 63));
+                t->pair_b[lane][j] = (unsigned char)((b & 64) | CV_PACKED_AT64(b & 63));
+            }
+    }
     for (lane = 0; lane < 3; lane++)
         for (chunk = 0; chunk < 3; chunk++)
             for (j = 0; j < 16; j++) {
@@ -934,6 +956,59 @@ static inline __attribute__((always_inline, target("avx2"))) void cv_pixels_case
 }
 
 CV_PIXELS_KERNEL(cv_pixels_avx2, __attribute__((target("avx2"))), cv_pixels_case_avx2)
+
+/* cv_pixels_case_avx2 in 64-byte registers, 64 pixels a round (rows of
+   64 or more): each plane's 64 floats saturated and converted alike,
+   packed, then interleaved by the lane permutes of lanes.h (vpermt2b:
+   two or three byte permutes a result register, where 32-byte registers
+   take shuffles and ORs a half) composed with the packs' order
+   (cv_pixel_permutes). The last round ends at the last pixel. */
+static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi"))) void
+cv_pixels_case_avx512(uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n,
+                      const int lanes, const int dst_type, const float *s, const float *o,
+                      const int has_s, const int has_o) {
+    const __m512 hi = _mm512_set1_ps(255.0f);
+    __m512 scale[4], offset[4];
+    FbLaneIndex x;
+    int lane, k;
+    fb_intp i, next;
+    (void)dst_type;
+    fb_lane_index(&x, &cv_pixel_permutes[lanes - 3]);
+    FB_UNROLL
+    for (lane = 0; lane < lanes; lane++) {
+        scale[lane] = _mm512_set1_ps(has_s ? s[lane] : 1.0f);
+        offset[lane] = _mm512_set1_ps(has_o ? o[lane] : 0.0f);
+    }
+    for (next = 0; next < n; next += 64) {
+        __m512i bytes[4];
+        i = next + 64 > n ? n - 64 : next;
+        FB_UNROLL
+        for (lane = 0; lane < lanes; lane++) {
+            const float *from = (const float *)(src + lane * plane_step) + i;
+            __m512i ints[4];
+            FB_UNROLL
+            for (k = 0; k < 4; k++) {
+                __m512 f = _mm512_loadu_ps(from + 16 * k);
+                if (has_s)
+                    f = _mm512_mul_ps(f, scale[lane]);
+                if (has_o)
+                    f = _mm512_add_ps(f, offset[lane]);
+                /* min returns f where it is a NaN, which converts to
+                   0x80000000 and packs to 0, as cv_saturated_avx2's. */
+                ints[k] = _mm512_cvtps_epi32(_mm512_min_ps(hi, f));
+            }
+            bytes[lane] = _mm512_packus_epi16(_mm512_packs_epi32(ints[0], ints[1]),
+                                              _mm512_packs_epi32(ints[2], ints[3]));
+        }
+        FB_UNROLL
+        for (k = 0; k < lanes; k++)
+            _mm512_storeu_si512((void *)(dst + lanes * i + 64 * k),
+                                fb_lane_result(&x, k, bytes, lanes));
+    }
+}
+
+CV_PIXELS_KERNEL(cv_pixels_avx512, __attribute__((target("avx512f,avx512bw,avx512vbmi"))),
+                 cv_pixels_case_avx512)
 
 /* Pixels i to n of a split of 2-byte integer lanes, item by item. */
 static inline FB_ALWAYS_INLINE void cv_wide_lanes_tail(char *dst, fb_intp plane_step,
@@ -1247,8 +1322,8 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp p
 #if FB_X86_SIMD || FB_NEON
     float s[FB_CONVERT_WIDE_LANES_MAX], o[FB_CONVERT_WIDE_LANES_MAX];
     int lane, finite = 1;
-    const float *has_s = cv->scale == FB_AFFINE_VALUE ? s : NULL;
-    const float *has_o = cv->offset == FB_AFFINE_VALUE ? o : NULL;
+    const float *has_s = cv->scale != FB_AFFINE_NONE ? s : NULL;
+    const float *has_o = cv->offset != FB_AFFINE_NONE ? o : NULL;
     for (lane = 0; lane < lanes; lane++) {
         if (has_s) {
             memcpy(&s[lane], scale + lane * scale_step, 4);
@@ -1260,7 +1335,9 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp p
         }
     }
 #if FB_X86_SIMD
-    if (interleave)
+    if (interleave && cv->vbmi && n_pixels >= 64)
+        cv_pixels_avx512((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
+    else if (interleave)
         cv_pixels_avx2((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
     else if (cv->src != FB_NUM_U8)
         cv_wide_lanes_avx2(cv->dst, dst, plane_step, src, n_pixels, lanes,

@@ -37,6 +37,7 @@ typedef struct {
     int compute;            /* FB_NUM_F32 or FB_NUM_F64: the type of v */
     int scale, offset;      /* FB_AFFINE_* */
     int simd;               /* run the SIMD variants (cpu.h: fb_cpu_has_convert_simd) */
+    int vbmi;               /* ... and the way back in 64-byte registers (AVX-512 VBMI) */
 } FbConvert;
 
 /* Items a run is converted in at a time, through a buffer of v on the stack. */
@@ -67,8 +68,10 @@ FB_INTERNAL void fb_convert_init(void);
    FB_CONVERT_WIDE_LANES_MIN to _MAX uint16 or int16 lanes (AVX2 only),
    into float32, float16 or bfloat16 planes (channels last to channels
    first); an interleave takes 3 or 4 float32 planes into uint8 pixels
-   (the way back to an image). scale and offset: one value a plane (FB_AFFINE_VALUE), steps
-   bytes apart, or none. Only with cv->simd and those types
+   (the way back to an image). scale and offset: one value a plane, steps
+   bytes apart (whatever the plan's mode: the way back's values vary along
+   the result's rows, its lanes, so that its stage would take lines), or
+   none (FB_AFFINE_NONE). Only with cv->simd and those types
    (fb_convert_lanes_runs says): the convert stage moves other tiles
    through its stage. */
 FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave);

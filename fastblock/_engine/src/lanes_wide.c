@@ -9,22 +9,12 @@
 #include "lanes.h"
 
 #if FB_X86_SIMD
-#include <immintrin.h>
-
-/* The permutes of one (lanes, width, direction): result register k is
-   pair_a[k] of inputs 0 and 1 where `from_b` is clear, pair_b[k] of
-   inputs 2 and 3 where it is set. */
-typedef struct {
-    int lanes, width, interleave;
-    unsigned char pair_a[4][64], pair_b[4][64];
-    unsigned long long from_b[4];
-} FbLanePermutes;
 
 /* Each thread keeps the last permutes it built (a block's call would
    otherwise build them again: 512 index bytes for a few KiB moved). */
 static FB_THREAD_LOCAL FbLanePermutes fb_lane_permutes;
 
-static const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave) {
+const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave) {
     FbLanePermutes *t = &fb_lane_permutes;
     int k, j;
     if (t->lanes == L && t->width == W && t->interleave == interleave)
@@ -59,24 +49,6 @@ static const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave) 
 /* The low `n` bytes (n <= 64) as a byte mask. */
 static inline unsigned long long fb_low_bytes(fb_intp n) {
     return n >= 64 ? ~0ULL : (1ULL << n) - 1;
-}
-
-/* The permutes in registers: loaded once a call, not once a step (the
-   stores, through char pointers, could change them in memory). */
-typedef struct {
-    __m512i a[4], b[4];
-    __mmask64 from_b[4];
-} FbLaneIndex;
-
-static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi")))
-__m512i fb_lane_result(const FbLaneIndex *x, int k, const __m512i *in, const int L) {
-    const __m512i a = _mm512_permutex2var_epi8(in[0], x->a[k], in[1]);
-    if (L == 2)
-        return a;
-    if (L == 3)     /* input 2 alone: one permute that merges into a */
-        return _mm512_mask_permutexvar_epi8(a, x->from_b[k], x->b[k], in[2]);
-    return _mm512_mask_blend_epi8(x->from_b[k], a,
-                                  _mm512_permutex2var_epi8(in[2], x->b[k], in[3]));
 }
 
 /* One row of n pixels of L lanes of W-byte items (L, W and interleave
@@ -145,15 +117,9 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 void fb_lanes_rows_wide(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,
                         const fb_intp *lane, int interleave, int width) {
     const FbLaneRows r = *rows;
-    const FbLanePermutes *t = fb_lane_permutes_for(L, width, interleave);
     FbLaneIndex x;
     fb_intp k, m;
-    int l;
-    for (l = 0; l < L; l++) {
-        x.a[l] = _mm512_loadu_si512((const void *)t->pair_a[l]);
-        x.b[l] = _mm512_loadu_si512((const void *)t->pair_b[l]);
-        x.from_b[l] = t->from_b[l];
-    }
+    fb_lane_index(&x, fb_lane_permutes_for(L, width, interleave));
     if (L == 2) {
         FB_WIDE_LANE_WIDTHS(2)
     } else if (L == 3) {

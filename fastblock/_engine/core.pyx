@@ -229,7 +229,8 @@ cdef int fill_convert_plan(ConvertPlan* plan, intp src_item, intp dst_item, int 
     plan.cv.scale = FB_AFFINE_VALUE if scale else FB_AFFINE_NONE
     plan.cv.offset = FB_AFFINE_VALUE if offset else FB_AFFINE_NONE
     plan.cv.simd = tuning.convert_simd and cpu_convert_simd
-    plan.cv.vbmi = plan.cv.simd and tuning.convert_vbmi and cpu_vbmi
+    plan.cv.vbmi = plan.cv.simd and tuning.convert_avx512 and cpu_vbmi
+    plan.cv.bf16 = plan.cv.simd and tuning.convert_avx512 and cpu_avx512_bf16
     plan.item[SIDE_SRC] = src_item
     plan.item[SIDE_DST] = dst_item
     plan.item[SIDE_SCALE] = plan.item[SIDE_OFFSET] = 8 if plan.cv.compute == FB_NUM_F64 else 4
@@ -245,7 +246,8 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
     (those axes'), ``cuts`` (axes whose last tile is shorter), ``tiles``,
     ``tile_items``, ``scale`` and ``offset`` ("none", "value": one a row,
     "line": gathered a tile), ``simd`` (the SIMD variants run), ``vbmi``
-    (the way back to pixels in 64-byte registers), and per
+    (the way back to pixels in 64-byte registers), ``bf16`` (bfloat16
+    planes by the CPU's conversion where no result can be subnormal), and per
     tile shape (``shapes``) its ``extent``, ``run`` (items a row), ``rows``
     (row loop axes), ``lanes_direct`` (the lanes of the one-pass pixels
     kernel, or 0), ``lanes_interleave`` (that kernel's way: planes into
@@ -278,7 +280,8 @@ def describe_convert(extents, steps, intp src_item, intp dst_item, int src_type,
                 "cuts": tuple([plan.cut[k] for k in range(plan.n_cuts)]),
                 "tiles": plan.n_tiles, "tile_items": plan.tile_items,
                 "scale": modes[plan.cv.scale], "offset": modes[plan.cv.offset],
-                "simd": bool(plan.cv.simd), "vbmi": bool(plan.cv.vbmi), "shapes": shapes}
+                "simd": bool(plan.cv.simd), "vbmi": bool(plan.cv.vbmi),
+                "bf16": bool(plan.cv.bf16), "shapes": shapes}
     finally:
         free_convert_plan(&plan)
         leave_copy()

@@ -21,6 +21,7 @@ cdef extern from "src/cpu.h" nogil:
     int fb_cpu_has_avx2()
     int fb_cpu_has_convert_simd()
     int fb_cpu_has_avx512_vbmi()
+    int fb_cpu_has_avx512_bf16()
 
 
 cdef extern from "src/openmp.h" nogil:
@@ -179,6 +180,7 @@ cdef extern from "src/convert.h" nogil:
         int offset
         int simd
         int vbmi
+        int bf16
     int fb_convert_compute(int src, int dst, int affine)
     void fb_convert_run(const FbConvert* cv, char* dst, fb_intp dst_step, const char* src,
                         fb_intp n, const char* scale, const char* offset)

@@ -20,7 +20,8 @@ from fastblock._engine.shared_state cimport (FB_SHARED_ADD, FB_SHARED_LOAD, FB_S
 from fastblock._engine.types cimport intp
 from fastblock._engine.kernels_c cimport (FB_FAULT_AHEAD_BUILT, FB_STREAM_BUILT,
                                           FB_VECT_C_PIXELS_BUILT, FbTeamSettings, fb_cpu_has_avx,
-                                          fb_cpu_has_avx2, fb_cpu_has_avx512_vbmi,
+                                          fb_cpu_has_avx2, fb_cpu_has_avx512_bf16,
+                                          fb_cpu_has_avx512_vbmi,
                                           fb_cpu_has_convert_simd, fb_cpu_has_neon,
                                           fb_cpu_has_simd128, fb_cpu_has_ssse3,
                                           fb_stream_avx, fb_team_settings)
@@ -55,7 +56,7 @@ cdef struct Tuning:
     intp vect_c_rows_min_bytes
     bint prefetch
     bint convert_simd
-    bint convert_vbmi
+    bint convert_avx512
     intp convert_tile_bytes
     intp convert_lanes_run_bytes
 
@@ -133,10 +134,12 @@ SETTINGS = (
     Setting("convert_simd", True, "on/off",
             "conversions (dtype=, scale=, offset=) by the SIMD variants of the convert "
             "kernels: AVX2 and F16C on x86-64, NEON on aarch64"),
-    Setting("convert_vbmi", True, "on/off",
-            "the way back (float32 planes into 3- or 4-lane uint8 pixels, rows of 64 pixels "
-            "or more) in 64-byte registers, interleaved by the lane permutes (AVX-512 VBMI), "
-            "else in 32-byte ones: 3x512x512, one thread, 54 -> 43 us (kernel alone)"),
+    Setting("convert_avx512", True, "on/off",
+            "the convert kernels' AVX-512 variants, where the CPU has them: the way back "
+            "(float32 planes into 3- or 4-lane uint8 pixels, rows of 64 or more) in 64-byte "
+            "registers, interleaved by the lane permutes (VBMI; 3x512x512, one thread: 54 -> "
+            "43 us, the kernel alone); bfloat16 planes by vcvtne2ps2bf16 (BF16) where no "
+            "result can be subnormal"),
     Setting("convert_tile_bytes", 16 * 1024, "bytes",
             "a converting copy's tile: this many bytes of its widest side (source, result "
             "or compute type), moved into a stage that stays in L1 and converted out"),
@@ -169,8 +172,9 @@ cdef dict NEEDS = {"streaming": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AH
                    "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0,
                    "wide_streams": fb_cpu_has_avx() != 0, "avx2_repeats": fb_cpu_has_avx2() != 0,
                    "convert_simd": fb_cpu_has_convert_simd() != 0,
-                   "convert_vbmi": fb_cpu_has_convert_simd() != 0
-                                   and fb_cpu_has_avx512_vbmi() != 0}
+                   "convert_avx512": fb_cpu_has_convert_simd() != 0
+                                     and (fb_cpu_has_avx512_vbmi() != 0
+                                          or fb_cpu_has_avx512_bf16() != 0)}
 # Settings that must be at least this (a unit of 0 bytes never ends).
 cdef dict MINIMUM = {"convert_tile_bytes": 1, "convert_lanes_run_bytes": 1, "fault_unit_bytes": 1, "chunks_per_thread": 1, "block_bytes": 1,
                      "min_block_bytes": 1, "team_late_streak": 1, "team_backoff_min_ns": 1}
@@ -219,6 +223,7 @@ def settings_guard():
 cdef bint cpu_simd128 = fb_cpu_has_simd128() != 0
 cdef bint cpu_neon = fb_cpu_has_neon() != 0
 cdef bint cpu_vbmi = cpu_simd128 and fb_cpu_has_avx512_vbmi() != 0
+cdef bint cpu_avx512_bf16 = fb_cpu_has_avx512_bf16() != 0
 cdef bint cpu_avx = fb_cpu_has_avx() != 0
 cdef bint cpu_avx2 = cpu_simd128 and fb_cpu_has_avx2() != 0
 # The convert stage's SIMD variants (src/convert.c): AVX2 with F16C, or NEON.
@@ -260,6 +265,7 @@ def cpu_features():
     return {"simd128": bool(cpu_simd128), "ssse3": fb_cpu_has_ssse3() != 0,
             "neon": bool(cpu_neon), "avx512_vbmi": bool(cpu_vbmi), "avx": bool(cpu_avx),
             "avx2": bool(cpu_avx2), "convert_simd": bool(cpu_convert_simd),
+            "avx512_bf16": bool(cpu_avx512_bf16),
             "streaming_stores": FB_STREAM_BUILT != 0, "fault_ahead": FB_FAULT_AHEAD_BUILT != 0,
             "vect_c_pixels": FB_VECT_C_PIXELS_BUILT != 0 and bool(cpu_vbmi)}
 

@@ -157,6 +157,13 @@ LANE_AFFINES = {
                  np.array([-0.485 / 0.229, -0.456 / 0.224, -0.406 / 0.225, 3.0])),
     # 0 * inf is a NaN, 255 * 1e38 overflows, -inf offsets: NaN and inf results.
     "extreme": (np.array([np.inf, 1e38, -0.37, 1e-40]), np.array([0.0, 1.0, -np.inf, 0.0])),
+    # Subnormal results (bfloat16 by the CPU's conversion would flush them).
+    "subnormal": (np.array([1e-39, 2.0 ** -110, 0.5, 2.0 ** -101]),
+                  np.array([0.0, 0.0, 1e-40, 0.0])),
+    # The least scale and offset that bfloat16 by the CPU's conversion takes
+    # (2^-100): results 0 or normal, the least of them 2^-100.
+    "least_normal": (np.array([2.0 ** -100, -3 * 2.0 ** -100, 1.0, 2.0 ** -100]),
+                     np.array([-(2.0 ** -100), 2.0 ** -100, 0.0, 2.0 ** -99])),
     "offset": (None, np.array([0.25, -1e4, 7.0, 65504.0])),
 }
 
@@ -174,6 +181,14 @@ def assert_direct_lanes(plan, lanes, order):
     assert shapes == {(lanes, bool(lanes) and order == "backwards")}, plan
 
 
+def bf16_ways(result):
+    """The settings of convert_avx512 a lanes test runs under: both for
+    bfloat16 results where the CPU converts them (the CPU's conversion, the
+    kernel's rounding), else the default."""
+    both = np.dtype(result) == BF16 and _engine.cpu_features()["avx512_bf16"]
+    return (True, False) if both else (True,)
+
+
 @pytest.mark.parametrize("lanes", [3, 4])
 @pytest.mark.parametrize("result", ["f4", "f2", BF16], ids=str)
 @pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
@@ -183,17 +198,22 @@ def test_lanes_in_one_pass(variant, lanes, result, affine, order):
     lanes kernel (16 pixels a round; AVX2 byte shuffles, NEON LD3/LD4) where
     it runs, lanes in order or backwards (BGR to RGB: the planes, scale and
     offset then taken from the last), every pixel count across a round's
-    remainder, against guard pages on both sides, every byte compared."""
+    remainder, against guard pages on both sides, every byte compared;
+    bfloat16 both by the CPU's conversion (AVX-512 BF16, where no result
+    can be subnormal) and by the kernel's rounding."""
     scale, offset = LANE_AFFINES[affine]
     scale = None if scale is None else scale[:lanes].reshape(lanes, 1, 1).astype(np.float32)
     offset = None if offset is None else offset[:lanes].reshape(lanes, 1, 1).astype(np.float32)
-    for width in (1, 15, 16, 17, 33, 64 + 7):
-        for at_end in (True, False):
-            x = lanes_in_order(
-                guarded_copy(raw_values((2, width, lanes), "u1", width + lanes), at_end), order)
-            plan = describe_transpose(x, (2, 0, 1), result, scale, offset)
-            assert_direct_lanes(plan, lanes if variant == "simd" else 0, order)
-            converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
+    for avx512 in bf16_ways(result):
+        with _engine.tune(convert_avx512=avx512):
+            for width in (1, 15, 16, 17, 33, 64 + 7):
+                for at_end in (True, False):
+                    x = lanes_in_order(guarded_copy(
+                        raw_values((2, width, lanes), "u1", width + lanes), at_end), order)
+                    plan = describe_transpose(x, (2, 0, 1), result, scale, offset)
+                    assert_direct_lanes(plan, lanes if variant == "simd" else 0, order)
+                    converted(fb.transpose, x, result, scale, offset, at_end=not at_end,
+                              axes=(2, 0, 1))
 
 
 WIDE_LANES = (5, 64)        # src/convert.h: FB_CONVERT_WIDE_LANES_MIN, _MAX
@@ -210,7 +230,8 @@ def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine, order):
     from pairs, 16 pixels a round, the row's last pixel read ending at its
     own end) where it runs, lanes in order or backwards, every pixel count
     across a round's remainder (rows of 2 x width pixels: 2 to 66),
-    against guard pages on both sides, every byte compared."""
+    against guard pages on both sides, every byte compared; bfloat16 both
+    ways (test_lanes_in_one_pass)."""
     scale, offset = LANE_AFFINES[affine]
     scale = None if scale is None else np.resize(scale, lanes).reshape(lanes, 1, 1).astype(
         np.float32)
@@ -218,14 +239,18 @@ def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine, order):
         np.float32)
     runs = (variant == "simd" and _engine.cpu_features()["avx2"]
             and WIDE_LANES[0] <= lanes <= WIDE_LANES[1])
-    for width in (1, 4, 7, 8, 9, 12, 15, 16, 17, 33):
-        for at_end in (True, False):
-            x = lanes_in_order(
-                guarded_copy(raw_values((2, width, lanes), source, width + lanes), at_end), order)
-            plan = describe_transpose(x, (2, 0, 1), result, scale, offset)
-            # (A tile that cuts the lanes goes through the stage.)
-            assert_direct_lanes(plan, lanes if runs and plan["box"][0] == lanes else 0, order)
-            converted(fb.transpose, x, result, scale, offset, at_end=not at_end, axes=(2, 0, 1))
+    for avx512 in bf16_ways(result):
+        with _engine.tune(convert_avx512=avx512):
+            for width in (1, 4, 7, 8, 9, 12, 15, 16, 17, 33):
+                for at_end in (True, False):
+                    x = lanes_in_order(guarded_copy(
+                        raw_values((2, width, lanes), source, width + lanes), at_end), order)
+                    plan = describe_transpose(x, (2, 0, 1), result, scale, offset)
+                    # (A tile that cuts the lanes goes through the stage.)
+                    assert_direct_lanes(plan, lanes if runs and plan["box"][0] == lanes else 0,
+                                        order)
+                    converted(fb.transpose, x, result, scale, offset, at_end=not at_end,
+                              axes=(2, 0, 1))
 
 
 @pytest.mark.parametrize("lanes", [5, 13, 16, 24, 32, 64, 65])
@@ -314,7 +339,7 @@ def test_pixels_in_one_pass(variant, lanes, affine, registers):
     scale = None if scale is None else scale[:lanes].reshape(1, 1, lanes).astype(np.float32)
     offset = None if offset is None else offset[:lanes].reshape(1, 1, lanes).astype(np.float32)
     rng = np.random.default_rng(lanes)
-    with _engine.tune(convert_vbmi=wide):
+    with _engine.tune(convert_avx512=wide):
         pixels_in_one_pass(variant, lanes, scale, offset, rng, wide)
 
 

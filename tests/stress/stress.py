@@ -689,7 +689,7 @@ KNOBS = {
     "convert": [
         ("default", {}),
         ("portable", {"convert_simd": False}),
-        ("32-byte", {"convert_vbmi": False}),
+        ("no AVX-512", {"convert_avx512": False}),
         ("small tiles", {"convert_tile_bytes": 256, "convert_lanes_run_bytes": 64}),
         ("tiny portable", {"convert_tile_bytes": 48, "convert_lanes_run_bytes": 16,
                            "convert_simd": False}),

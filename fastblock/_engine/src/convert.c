@@ -570,6 +570,20 @@ int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
    itself, the largest floats to an infinity, as ml_dtypes rounds. */
 #define CV_BF16_FINITE FB_NUM_TYPES
 
+/* A lanes kernel's result type: bfloat16 by the CPU's conversion
+   (vcvtne2ps2bf16, AVX-512 BF16: rounded to nearest even, but subnormal
+   inputs and results taken as 0), where cv->bf16 says the CPU has it and
+   no result can be NaN or subnormal: the scale and offset finite, each 0
+   or of magnitude CV_BF16_NORMAL_MIN or more. Then, the sources being
+   integers, x * s is 0 or at least |s|, and a sum of two such floats is
+   a multiple of 2^-123, so 0 or normal. (On aarch64, the rounding alone.) */
+#if FB_X86_SIMD
+#define CV_BF16_NATIVE (FB_NUM_TYPES + 1)
+#else
+#define CV_BF16_NATIVE CV_BF16_FINITE
+#endif
+#define CV_BF16_NORMAL_MIN 0x1p-100f
+
 /* Where a split kernel's second round starts (its first runs at pixel
    0): the first pixel whose store into the first plane starts a whole
    round's bytes (`round` bytes, a power of two), or 0 where `dst` is not
@@ -647,7 +661,9 @@ static inline FB_ALWAYS_INLINE void cv_pixels_tail(uint8_t *dst, fb_intp plane_s
             CV_LANES_AFFINE(CASE, LANES, FB_NUM_F32);                                       \
         else if (dst_type == FB_NUM_F16)                                                    \
             CV_LANES_AFFINE(CASE, LANES, FB_NUM_F16);                                       \
-        else if (finite)                                                                    \
+        else if (bf16_type == CV_BF16_NATIVE)                                               \
+            CV_LANES_AFFINE(CASE, LANES, CV_BF16_NATIVE);                                   \
+        else if (bf16_type == CV_BF16_FINITE)                                               \
             CV_LANES_AFFINE(CASE, LANES, CV_BF16_FINITE);                                   \
         else                                                                                \
             CV_LANES_AFFINE(CASE, LANES, FB_NUM_BF16);                                      \
@@ -656,7 +672,7 @@ static inline FB_ALWAYS_INLINE void cv_pixels_tail(uint8_t *dst, fb_intp plane_s
 #define CV_LANES_KERNEL(NAME, ATTR, CASE)                                                   \
     static ATTR void NAME(int dst_type, char *dst, fb_intp plane_step, const uint8_t *src,  \
                           fb_intp n, int lanes, const float *s, const float *o,             \
-                          int finite) {                                                     \
+                          int bf16_type) {                                                  \
         if (lanes == 3)                                                                     \
             CV_LANES_RESULT(CASE, 3);                                                       \
         else                                                                                \
@@ -793,6 +809,13 @@ cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
     } else if (dst_type == FB_NUM_F16) {
         _mm_storeu_si128((__m128i *)at, _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
         _mm_storeu_si128((__m128i *)(at + 16), _mm256_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT));
+    } else if (dst_type == CV_BF16_NATIVE) {
+        /* vcvtne2ps2bf16 (AT&T order: lo into the low half), by asm: the
+           kernels are compiled for AVX2, which its intrinsic's target
+           attribute would not inline into. */
+        __m256i both;
+        __asm__("vcvtne2ps2bf16 %2, %1, %0" : "=v"(both) : "v"(hi), "v"(lo));
+        _mm256_storeu_si256((__m256i *)at, both);
     } else {
         _mm256_storeu_si256((__m256i *)at,
                             _mm256_permute4x64_epi64(
@@ -816,7 +839,8 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
         char *dst, fb_intp plane_step, const uint8_t *src, fb_intp n, const int lanes,
         const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
     const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2;
-    const int bf16 = dst_type != FB_NUM_F32 && dst_type != FB_NUM_F16;
+    /* bfloat16 rounded by the kernel: items in pairs (cv_store_bf16_pairs_avx2). */
+    const int bf16 = dst_type == FB_NUM_BF16 || dst_type == CV_BF16_FINITE;
     __m256 scale[4], offset[4];
     int lane, chunk, g;
     fb_intp i;
@@ -1163,7 +1187,7 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_l
 /* cv_wide_lanes_case_avx2's cases: signedness, result type, scale, offset. */
 static __attribute__((target("avx2,f16c"))) void cv_wide_lanes_avx2(
         int dst_type, char *dst, fb_intp plane_step, const char *src, fb_intp n, int lanes,
-        int is_signed, const float *s, const float *o, int finite) {
+        int is_signed, const float *s, const float *o, int bf16_type) {
     if (is_signed)
         CV_LANES_RESULT(CV_WIDE_LANES_CASE, 1);
     else
@@ -1321,19 +1345,22 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp p
                       fb_intp scale_step, const char *offset, fb_intp offset_step) {
 #if FB_X86_SIMD || FB_NEON
     float s[FB_CONVERT_WIDE_LANES_MAX], o[FB_CONVERT_WIDE_LANES_MAX];
-    int lane, finite = 1;
+    int lane, finite = 1, normal = 1, bf16_type;
     const float *has_s = cv->scale != FB_AFFINE_NONE ? s : NULL;
     const float *has_o = cv->offset != FB_AFFINE_NONE ? o : NULL;
     for (lane = 0; lane < lanes; lane++) {
         if (has_s) {
             memcpy(&s[lane], scale + lane * scale_step, 4);
             finite &= isfinite(s[lane]) != 0;
+            normal &= s[lane] == 0.0f || fabsf(s[lane]) >= CV_BF16_NORMAL_MIN;
         }
         if (has_o) {
             memcpy(&o[lane], offset + lane * offset_step, 4);
             finite &= isfinite(o[lane]) != 0;
+            normal &= o[lane] == 0.0f || fabsf(o[lane]) >= CV_BF16_NORMAL_MIN;
         }
     }
+    bf16_type = !finite ? FB_NUM_BF16 : cv->bf16 && normal ? CV_BF16_NATIVE : CV_BF16_FINITE;
 #if FB_X86_SIMD
     if (interleave && cv->vbmi && n_pixels >= 64)
         cv_pixels_avx512((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
@@ -1341,16 +1368,16 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp p
         cv_pixels_avx2((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
     else if (cv->src != FB_NUM_U8)
         cv_wide_lanes_avx2(cv->dst, dst, plane_step, src, n_pixels, lanes,
-                           cv->src == FB_NUM_I16, has_s, has_o, finite);
+                           cv->src == FB_NUM_I16, has_s, has_o, bf16_type);
     else
         cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
-                      has_o, finite);
+                      has_o, bf16_type);
 #else
     if (interleave)
         cv_pixels_neon((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
     else
         cv_lanes_neon(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
-                      has_o, finite);
+                      has_o, bf16_type);
 #endif
 #else
     (void)cv; (void)dst; (void)src; (void)plane_step; (void)n_pixels; (void)lanes;

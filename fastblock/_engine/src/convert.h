@@ -38,6 +38,7 @@ typedef struct {
     int scale, offset;      /* FB_AFFINE_* */
     int simd;               /* run the SIMD variants (cpu.h: fb_cpu_has_convert_simd) */
     int vbmi;               /* ... and the way back in 64-byte registers (AVX-512 VBMI) */
+    int bf16;               /* ... and bfloat16 results by the CPU's conversion (AVX-512 BF16) */
 } FbConvert;
 
 /* Items a run is converted in at a time, through a buffer of v on the stack. */

@@ -12,7 +12,8 @@ enum {
     FB_CPU_AVX512_VBMI = 8,
     FB_CPU_AVX2 = 16,
     FB_CPU_F16C = 32,
-    FB_CPU_NEON = 64
+    FB_CPU_NEON = 64,
+    FB_CPU_AVX512_BF16 = 128
 };
 
 /* 0 until the first question; the probe gives the same bits on every
@@ -44,6 +45,9 @@ static int fb_cpu_probe(void) {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
         && __builtin_cpu_supports("avx512vbmi"))
         features |= FB_CPU_AVX512_VBMI;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
+        && __builtin_cpu_supports("avx512bf16"))
+        features |= FB_CPU_AVX512_BF16;
 #endif
 #if FB_NEON
     features |= FB_CPU_NEON;
@@ -66,3 +70,4 @@ int fb_cpu_has_convert_simd(void) {
     return fb_cpu_has(FB_CPU_NEON) || (fb_cpu_has(FB_CPU_AVX2) && fb_cpu_has(FB_CPU_F16C));
 }
 int fb_cpu_has_avx512_vbmi(void) { return fb_cpu_has(FB_CPU_AVX512_VBMI); }
+int fb_cpu_has_avx512_bf16(void) { return fb_cpu_has(FB_CPU_AVX512_BF16); }

@@ -22,5 +22,8 @@ FB_INTERNAL int fb_cpu_has_convert_simd(void);
 /* vpermb / vpermt2b with AVX-512 F and BW: 64-byte shuffles and the
    NCHW_VECT_C bs 3 pixel kernel. */
 FB_INTERNAL int fb_cpu_has_avx512_vbmi(void);
+/* vcvtne2ps2bf16 on 32-byte registers (AVX-512 BF16 and VL): the convert
+   stage's bfloat16 results where none can be subnormal. */
+FB_INTERNAL int fb_cpu_has_avx512_bf16(void);
 
 #endif

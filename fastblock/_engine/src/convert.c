@@ -584,17 +584,19 @@ int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
 #endif
 #define CV_BF16_NORMAL_MIN 0x1p-100f
 
-/* Where a split kernel's second round starts (its first runs at pixel
-   0): the first pixel whose store into the first plane starts a whole
-   round's bytes (`round` bytes, a power of two), or 0 where `dst` is not
-   item-aligned. So each later round fills whole lines: NumPy's large
-   arrays start 16 bytes past a page, and a bands split storing across
-   lines took 0.150 ns an item against 0.123 (float32 planes). */
+#if FB_X86_SIMD
+/* Where an AVX2 split kernel's second round starts (its first runs at
+   pixel 0): the first pixel whose store into the first plane starts a
+   whole round's bytes (`round` bytes, a power of two), or 0 where `dst`
+   is not item-aligned. So each later round fills whole lines: NumPy's
+   large arrays start 16 bytes past a page, and a bands split storing
+   across lines took 0.150 ns an item against 0.123 (float32 planes). */
 static inline FB_ALWAYS_INLINE fb_intp cv_round_start(const char *dst, fb_intp out_item,
                                                       fb_intp round) {
     fb_intp past = (fb_intp)((uintptr_t)dst & (uintptr_t)(round - 1));
     return past % out_item ? 0 : ((round - past) & (round - 1)) / out_item;
 }
+#endif
 
 /* Pixels i to n of a lanes kernel, item by item. */
 static inline FB_ALWAYS_INLINE void cv_lanes_tail(char *dst, fb_intp plane_step,

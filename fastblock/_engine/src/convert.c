@@ -744,7 +744,7 @@ static void cv_build_lane_masks(void) {
             }
     for (l = 3; l <= 4; l++) {
         FbLanePermutes *t = &cv_pixel_permutes[l - 3];
-        *t = *fb_lane_permutes_for(l, 1, 1);
+        fb_lane_permutes_build(t, l, 1, 1);
         for (lane = 0; lane < l; lane++)
             for (j = 0; j < 64; j++) {
                 /* Bit 6 picks the input; the byte, below it, is a pixel. */

@@ -55,9 +55,8 @@ typedef struct {
     unsigned long long from_b[4];
 } FbLanePermutes;
 
-/* Those of L lanes of W-byte items, split or interleaved (each thread
-   keeps the last it built). */
-FB_INTERNAL const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave);
+/* Those of L lanes of W-byte items, split or interleaved, built into t. */
+FB_INTERNAL void fb_lane_permutes_build(FbLanePermutes *t, int L, int W, int interleave);
 
 /* Permutes in registers: loaded once a call, not once a step (the
    stores, through char pointers, could change them in memory). */

@@ -14,11 +14,8 @@
    otherwise build them again: 512 index bytes for a few KiB moved). */
 static FB_THREAD_LOCAL FbLanePermutes fb_lane_permutes;
 
-const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave) {
-    FbLanePermutes *t = &fb_lane_permutes;
+void fb_lane_permutes_build(FbLanePermutes *t, int L, int W, int interleave) {
     int k, j;
-    if (t->lanes == L && t->width == W && t->interleave == interleave)
-        return t;
     for (k = 0; k < L; k++) {
         t->from_b[k] = 0;
         for (j = 0; j < 64; j++) {
@@ -43,6 +40,14 @@ const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave) {
     t->lanes = L;
     t->width = W;
     t->interleave = interleave;
+}
+
+/* This thread's permutes of (L, W, interleave), built where they are not
+   the last it built. */
+static const FbLanePermutes *fb_lane_permutes_for(int L, int W, int interleave) {
+    FbLanePermutes *t = &fb_lane_permutes;
+    if (t->lanes != L || t->width != W || t->interleave != interleave)
+        fb_lane_permutes_build(t, L, W, interleave);
     return t;
 }
 

@@ -17,7 +17,9 @@
 # pixels whole, and as many rows as fit. A transpose whose two innermost
 # axes are both long takes a box of each (at least CONVERT_MIN_SIDE items
 # of the source's), except that packed pixels whose lanes the one-pass
-# kernel splits keep all their lanes. A tile cut from an axis takes a divisor of its extent
+# kernels split or interleave keep all their lanes, and at least
+# tuning.convert_lanes_run_bytes of each plane (no stage bounds them). A
+# tile cut from an axis takes a divisor of its extent
 # where one is near, else the last tile is shorter: at most CUTS_MAX axes
 # are cut, so a copy has at most TILE_SHAPES tile shapes, each planned once.
 #

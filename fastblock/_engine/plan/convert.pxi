@@ -172,16 +172,10 @@ cdef void choose_tile(ConvertPlan* c) noexcept nogil:
         # each plane (the way back likewise keeps the result's lanes).
         if iabs(c.step[SIDE_SRC][a_src]) == c.item[SIDE_SRC] \
                 and fb_convert_lanes_runs(&c.cv, <int>imin(c.extent[a_src], 1 << 30), 0):
-            c.box[a_src] = c.extent[a_src]
-            budget = imax(budget, c.extent[a_src]
-                          * imax(1, tuning.convert_lanes_run_bytes // c.item[SIDE_DST]))
-            c.box[a_dst] = near_divisor(imax(1, budget // c.box[a_src]), c.extent[a_dst])
+            box_lanes_whole(c, a_src, a_dst, c.item[SIDE_DST], budget)
         elif c.step[SIDE_DST][a_dst] == c.item[SIDE_DST] \
                 and fb_convert_lanes_runs(&c.cv, <int>imin(c.extent[a_dst], 1 << 30), 1):
-            c.box[a_dst] = c.extent[a_dst]
-            budget = imax(budget, c.extent[a_dst]
-                          * imax(1, tuning.convert_lanes_run_bytes // c.item[SIDE_SRC]))
-            c.box[a_src] = near_divisor(imax(1, budget // c.box[a_dst]), c.extent[a_src])
+            box_lanes_whole(c, a_dst, a_src, c.item[SIDE_SRC], budget)
         else:
             c.box[a_src] = near_divisor(imin(c.extent[a_src],
                                              imax(CONVERT_MIN_SIDE, budget // c.extent[a_dst])),
@@ -206,6 +200,16 @@ cdef void choose_tile(ConvertPlan* c) noexcept nogil:
         if c.extent[k] % c.box[k] != 0:
             c.cut[c.n_cuts] = k
             c.n_cuts += 1
+
+
+cdef void box_lanes_whole(ConvertPlan* c, int lane, int pixel, intp planar_item,
+                          intp budget) noexcept nogil:
+    """A one-pass lanes tile's box: every lane, and pixels for ``budget``
+    items or convert_lanes_run_bytes of each plane (``planar_item`` bytes
+    an item), whichever is more."""
+    c.box[lane] = c.extent[lane]
+    budget = imax(budget, c.extent[lane] * imax(1, tuning.convert_lanes_run_bytes // planar_item))
+    c.box[pixel] = near_divisor(imax(1, budget // c.box[lane]), c.extent[pixel])
 
 
 cdef int plan_tile_shapes(ConvertPlan* c) except -1:

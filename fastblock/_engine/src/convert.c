@@ -843,6 +843,7 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
     const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2;
     /* bfloat16 rounded by the kernel: items in pairs (cv_store_bf16_pairs_avx2). */
     const int bf16 = dst_type == FB_NUM_BF16 || dst_type == CV_BF16_FINITE;
+    const fb_intp second = cv_round_start(dst, out_item, 16 * out_item);
     __m256 scale[4], offset[4];
     int lane, chunk, g;
     fb_intp i;
@@ -851,7 +852,6 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
         scale[lane] = _mm256_set1_ps(has_s ? s[lane] : 1.0f);
         offset[lane] = _mm256_set1_ps(has_o ? o[lane] : 0.0f);
     }
-    const fb_intp second = cv_round_start(dst, out_item, 16 * out_item);
     for (i = 0; i + 16 <= n; i = i ? i + 16 : (second ? second : 16)) {
         __m256i chunks[4];
         FB_UNROLL

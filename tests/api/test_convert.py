@@ -3,15 +3,19 @@ moves the items (``dtype=``, ``scale=``, ``offset=`` on every front door, and
 ``fastblock.collate``), checked byte for byte against an independent
 reference written here from the contract's NumPy expression alone:
 
-    float result, no scale and no offset:  y = r.astype(dtype)
+    float result, no scale and no offset:  y = cast(r, dtype)
     otherwise (ct = float64 for a float64 result, else float32):
-        v = r.astype(ct); v = v * scale.astype(ct); v = v + offset.astype(ct)
-        float result:   y = v.astype(dtype)
+        v = cast(r, ct); v = v * scale.astype(ct); v = v + offset.astype(ct)
+        float result:   y = cast(v, dtype)
         integer result: y = where(isnan(v), 0, clip(rint(v), lo, hi)).astype(dtype)
 
 where ``r`` is the operator's result without conversion (NumPy's for
-transpose, the same front door's without the new arguments for the others).
-Results are compared as bytes (NaN payloads and the sign of zero count).
+transpose, the same front door's without the new arguments for the others)
+and ``cast`` the float rule (``fastblock._reference.cast_float``: one
+rounding from the exact value, NaNs quieted with their payload's top),
+itself checked against NumPy's and ml_dtypes' casts where they follow it
+(test_cast_float_*). Results are compared as bytes (NaN payloads and the
+sign of zero count).
 
 Random data comes from ``draws.SEED`` (printed in pytest's header, and
 beside a failure of these tests: ``FASTBLOCK_TEST_SEED=N`` replays it).
@@ -23,6 +27,7 @@ import pytest
 
 import fastblock as fb
 from draws import DRAWN_TESTS, SEED
+from fastblock._reference import cast_float
 from guarded import Guarded
 
 try:
@@ -75,10 +80,10 @@ def convert(r, dtype, scale=None, offset=None):
     dtype = np.dtype(dtype)
     with np.errstate(all="ignore"):
         if scale is None and offset is None and _is_float(dtype):
-            y = r.astype(dtype)
+            y = cast_float(r, dtype)
         else:
             ct = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
-            v = r.astype(ct)
+            v = cast_float(r, ct)
             if scale is not None:
                 s = np.asarray(scale).astype(ct)
                 np.broadcast_to(s, r.shape)  # the contract: it broadcasts to the result
@@ -88,7 +93,7 @@ def convert(r, dtype, scale=None, offset=None):
                 np.broadcast_to(o, r.shape)
                 v = v + o
             if _is_float(dtype):
-                y = v.astype(dtype)
+                y = cast_float(v, dtype)
             else:
                 info = np.iinfo(dtype)
                 y = np.where(np.isnan(v), 0, np.clip(np.rint(v), info.min, info.max)).astype(dtype)
@@ -538,7 +543,7 @@ def test_special_values(source, result, affine):
 @pytest.mark.parametrize("source", FLOAT_SOURCES)
 def test_nans(source, result, affine):
     """Quiet and signalling NaNs with payloads, both signs: the bits are
-    what the NumPy expression gives (astype/ml_dtypes casts, IEEE multiply
+    what the NumPy expression gives (the NaN rule's casts, IEEE multiply
     and add; 0 for integer results)."""
     _check_special(_three_channels(_from_bits(_NANS[source], dt(source))), result, affine)
 
@@ -603,34 +608,115 @@ _SMALL_INTS = [0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -
 def test_wide_integer_sources(source, result, affine):
     """Wide integers that round differently when converted twice (through
     float64, then float32), the ends of the ranges, and the float16 and
-    integer-result edges. (bfloat16 results from above 2**24 are in
-    test_bfloat16_results_round_as_ml_dtypes_does.)"""
+    integer-result edges."""
     sdt = np.dtype(source)
     info = np.iinfo(sdt)
     values = [v for v in _INT_SPECIALS[source] + _SMALL_INTS if info.min <= v <= info.max]
-    if result == "bfloat16" and affine == "plain":
-        values = [v for v in values if abs(v) <= 2 ** 24]
     x = _three_channels(np.array(values, dtype=sdt))
     _check_special(x, result, affine)
 
 
-@pytest.mark.parametrize("source,values", [
-    ("float64", [1 + 2.0 ** -8 + 2.0 ** -30, 1 + 2.0 ** -8 - 2.0 ** -30, -(1 + 3 * 2.0 ** -8 - 2.0 ** -40)]),
-    ("int32", [2 ** 24 + 2 ** 16 + 1, -(2 ** 24 + 2 ** 16 + 1), 2 ** 30 + 2 ** 22 + 1]),
-    ("int64", [2 ** 24 + 2 ** 16 + 1, 2 ** 60 + 2 ** 52 + 1, -(2 ** 40 + 2 ** 32 + 1)]),
-    ("uint32", [2 ** 24 + 2 ** 16 + 1, 2 ** 31 + 2 ** 23 + 1]),
-    ("uint64", [2 ** 63 + 2 ** 55 + 1, 2 ** 24 + 2 ** 16 + 1]),
-])
-def test_bfloat16_results_round_as_ml_dtypes_does(source, values):
-    """Without scale/offset a bfloat16 result is exactly ml_dtypes' astype,
-    which for these values rounds through float32 first (a tie there), not
-    once from the source."""
-    if BF16 is None:
-        pytest.skip("ml_dtypes is not installed")
+# The bfloat16 bits of values that round differently once and twice (by
+# way of float32, as ml_dtypes did before 0.7 and torch's .to() does).
+_BF16_ONCE = {
+    "float64": [(254.50000000001, 0x437F), (1 + 2.0 ** -8 + 2.0 ** -30, 0x3F81),
+                (1 + 2.0 ** -8 - 2.0 ** -30, 0x3F80), (-(1 + 3 * 2.0 ** -8 - 2.0 ** -40), 0xBF81),
+                (2.0 ** -134 + 2.0 ** -170, 0x0001), (2.0 ** 128 - 2.0 ** 119 - 2.0 ** 90, 0x7F7F)],
+    "int32": [(2 ** 24 + 2 ** 16 + 1, 0x4B81), (-(2 ** 24 + 2 ** 16 + 1), 0xCB81),
+              (2 ** 30 + 2 ** 22 + 1, 0x4E81)],
+    "int64": [(2 ** 24 + 2 ** 16 + 1, 0x4B81), (2 ** 60 + 2 ** 52 + 1, 0x5D81),
+              (-(2 ** 40 + 2 ** 32 + 1), 0xD381), (-2 ** 63, 0xDF00), (2 ** 63 - 1, 0x5F00)],
+    "uint32": [(2 ** 24 + 2 ** 16 + 1, 0x4B81), (2 ** 31 + 2 ** 23 + 1, 0x4F01)],
+    "uint64": [(2 ** 63 + 2 ** 55 + 1, 0x5F01), (2 ** 24 + 2 ** 16 + 1, 0x4B81),
+               (2 ** 64 - 1, 0x5F80)],
+}
+
+
+@pytest.mark.parametrize("source", list(_BF16_ONCE))
+def test_bfloat16_results_round_once(source):
+    """Without scale/offset a bfloat16 result is the source's exact value
+    rounded once to nearest even: the bits written here, which a rounding
+    through float32 first would miss (a tie there)."""
+    values, bits = zip(*_BF16_ONCE[source])
     x = np.array(values, dtype=source).reshape(1, -1, 1)
-    r = x.transpose(2, 0, 1)
-    got = fb.transpose(x, (2, 0, 1), dtype=BF16)
-    assert_same_bytes(got, convert(r, BF16), r)
+    got = fb.transpose(x, (2, 0, 1), dtype=dt("bfloat16"))
+    assert [hex(b) for b in _uint(got).ravel()] == [hex(b) for b in bits]
+    assert [hex(b) for b in _uint(cast_float(x, BF16)).ravel()] == [hex(b) for b in bits]
+
+
+# NaNs by the rule, as bits: (source dtype, source bits, result dtype, result bits).
+_NAN_RULE = [
+    ("bfloat16", 0x7FED, "float16", 0x7F68), ("bfloat16", 0x7F81, "float16", 0x7E08),
+    ("bfloat16", 0xFF81, "float32", 0xFFC10000), ("float16", 0x7C01, "float32", 0x7FC02000),
+    ("float16", 0xFD23, "float64", 0xFFFC8C0000000000), ("float16", 0x7C01, "bfloat16", 0x7FC0),
+    ("float32", 0x7F812345, "float16", 0x7E09), ("float32", 0xFF800001, "bfloat16", 0xFFC0),
+    ("float32", 0x7FA34567, "bfloat16", 0x7FE3), ("float64", 0x7FF0000000000001, "bfloat16", 0x7FC0),
+    ("float64", 0xFFF4000000000000, "bfloat16", 0xFFE0), ("float64", 0x7FF0123456789ABC, "float16", 0x7E04),
+    ("float64", 0x7FF0123456789ABC, "float32", 0x7FC091A2),
+]
+
+
+@pytest.mark.parametrize("case", _NAN_RULE, ids=lambda c: f"{c[0]}-{c[1]:#x}-{c[2]}")
+def test_nan_rule_bits(case):
+    """A NaN keeps its sign and the top of its payload, and is quieted: the
+    bits written here, on every CPU, by fastblock and by the reference."""
+    source, bits, result, want = case
+    x = _from_bits([bits] * 3, dt(source)).reshape(1, 3, 1)
+    got = fb.transpose(x, (2, 0, 1), dtype=dt(result))
+    assert [hex(b) for b in _uint(got).ravel()] == [hex(want)] * 3
+    assert hex(int(_uint(cast_float(x, dt(result))).ravel()[0])) == hex(want)
+
+
+def _finite_values_of(source, rng, n=20000):
+    """Random values of a source dtype over its whole range, and its edges."""
+    sdt = dt(source)
+    if sdt == np.bool_:
+        return np.array([False, True])
+    if sdt.kind in "iu":
+        info = np.iinfo(sdt)
+        wide = rng.integers(info.min, info.max, n, dtype=sdt, endpoint=True)
+        shifts = rng.integers(0, 8 * sdt.itemsize - 1, n).astype(np.uint64)
+        small = (rng.integers(0, 2 ** 20, n, dtype=np.uint64) << shifts).astype(sdt)
+        return np.concatenate([wide, small, np.array([info.min, info.max, 0, 1], sdt)])
+    if sdt.itemsize == 2:
+        bits = np.arange(2 ** 16, dtype=np.uint16)
+    else:
+        bits = rng.integers(0, 2 ** (8 * sdt.itemsize), n, dtype=f"u{sdt.itemsize}")
+    x = bits.view(sdt)
+    with np.errstate(invalid="ignore"):
+        return x[~np.isnan(x.astype(np.float64))]
+
+
+@pytest.mark.parametrize("result", ["float16", "float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("source", SOURCES)
+def test_cast_float_rounds_as_numpy_and_ml_dtypes(source, result):
+    """The reference's rounding (no NaNs) equals NumPy's astype, which
+    rounds once from the exact value into float16, float32 and float64, and
+    ml_dtypes' into bfloat16: every version from sources that float32 holds
+    exactly, 0.7 and later also from float64 and 32- and 64-bit integers
+    (0.6 and earlier rounded those by way of float32)."""
+    rdt = dt(result)
+    if rdt == BF16 and source in ("float64", "int32", "int64", "uint32", "uint64"):
+        version = tuple(int(p) for p in ml_dtypes.__version__.split(".")[:2])
+        if version < (0, 7):
+            pytest.skip(f"ml_dtypes {ml_dtypes.__version__} rounds {source} twice")
+    x = _finite_values_of(source, _rng(f"cast {source} {result}"))
+    with np.errstate(all="ignore"):
+        want = x.astype(rdt)
+    assert_same_bytes(cast_float(x, rdt), want, x)
+
+
+def test_cast_float_nans_as_the_cpu_converts():
+    """The reference's NaN rule is what the CPU's own float32 <-> float64
+    conversions do (x86-64 and aarch64: NumPy's astype runs them)."""
+    rng = _rng("nan cpu")
+    f32 = (rng.integers(0, 2 ** 23, 2000, dtype=np.uint32) | np.uint32(0x7F800001)
+           | (rng.integers(0, 2, 2000).astype(np.uint32) << np.uint32(31))).view(np.float32)
+    f64 = (rng.integers(0, 2 ** 52, 2000, dtype=np.uint64) | np.uint64(0x7FF0000000000001)
+           | (rng.integers(0, 2, 2000).astype(np.uint64) << np.uint64(63))).view(np.float64)
+    with np.errstate(invalid="ignore"):
+        assert_same_bytes(cast_float(f32, np.float64), f32.astype(np.float64), f32)
+        assert_same_bytes(cast_float(f64, np.float32), f64.astype(np.float32), f64)
 
 
 @pytest.mark.parametrize("affine", ["plain", "both_c"])

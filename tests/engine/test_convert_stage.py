@@ -426,6 +426,60 @@ def test_rows_converted_in_place(variant, run, source):
             converted(fb.rearrange, x, dtype, scale, offset, pattern="a b -> a b")
 
 
+def bfloat16_ties_f64() -> np.ndarray:
+    """float64 values at every bfloat16 rounding tie, from the subnormals
+    (quantum 2**-133) to the overflow threshold (2**128 - 2**119), with both
+    neighbours of each bit (even and odd kept bits), and each nudged by a
+    float64 ulp either way: the nudged ones land on the tie when rounded to
+    float32 first, so a second rounding goes the wrong way."""
+    values = []
+    for p in range(-126, 128):                       # the normal binades
+        for kept in (2 ** 7, 2 ** 7 + 1, 2 ** 8 - 2, 2 ** 8 - 1):
+            tie = (kept + 0.5) * 2.0 ** (p - 7)
+            values += [tie, np.nextafter(tie, 0), np.nextafter(tie, np.inf)]
+    for kept in range(2 ** 7):                       # the subnormals
+        tie = (kept + 0.5) * 2.0 ** -133
+        values += [tie, np.nextafter(tie, 0), np.nextafter(tie, np.inf)]
+    values = np.array(values)
+    return np.concatenate([values, -values])
+
+
+def bfloat16_ties_int(dtype) -> np.ndarray:
+    """Integers of ``dtype`` at every bfloat16 rounding tie (top bit p from
+    8 to the type's last) with both neighbours, and 1 either side."""
+    info = np.iinfo(dtype)
+    values = []
+    for p in range(8, 8 * np.dtype(dtype).itemsize):
+        for kept in (2 ** 7, 2 ** 7 + 1, 2 ** 8 - 2, 2 ** 8 - 1):
+            tie = (2 * kept + 1) << (p - 8)
+            values += [v for v in (tie - 1, tie, tie + 1) if v <= info.max]
+    values += [-v for v in values if -v >= info.min] + [info.min, info.max]
+    return np.array(values, dtype)
+
+
+@pytest.mark.parametrize("source", ["f8", "i8", "u8", "i4", "u4"])
+@pytest.mark.parametrize("path", ["stage", "in_place"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bfloat16_ties_round_once(variant, source, path, threads):
+    """bfloat16 results from the sources float32 cannot hold, without scale
+    or offset, at every tie from subnormal to overflow: rounded once from
+    the exact value, through the stage (a transpose) and in place (rows of
+    IN_PLACE_MIN_RUN and more), the source and the result against guard
+    pages."""
+    ties = bfloat16_ties_f64() if source == "f8" else bfloat16_ties_int(source)
+    run = IN_PLACE_MIN_RUN + 3
+    ties = np.resize(ties, (-(-ties.size // run), run)).astype(source)
+    for at_end in (True, False):
+        x = guarded_copy(ties, at_end)
+        if path == "stage":
+            converted(fb.transpose, x, BF16, at_end=not at_end, threads=threads, axes=(1, 0))
+        else:
+            plan = describe_transpose(x, (0, 1), BF16)
+            assert {shape["move"] is None for shape in plan["shapes"]} == {True}, plan
+            converted(fb.rearrange, x, BF16, at_end=not at_end, threads=threads,
+                      pattern="a b -> a b")
+
+
 FAULT_EVERY_TILE = {"fault_ahead_min_bytes": 0, "fault_unit_bytes": 1, "fault_lead_bytes": 0,
                     "parallel_min_bytes": 0}
 

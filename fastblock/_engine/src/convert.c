@@ -19,11 +19,18 @@ static inline uint32_t cv_bits_of_f32(float f) {
     return b;
 }
 
+/* NaNs, by fastblock's one rule (convert.h): a NaN result keeps the
+   source's sign, has its quiet bit set, and keeps the top of the
+   payload (the fraction below the quiet bit): cut from the bottom where
+   the result is narrower, zeros below where wider. The CPU's conversions
+   between float32, float64 and float16 (x86-64 cvtss2sd, cvtsd2ss, F16C;
+   aarch64 FCVT, whose default-NaN mode Linux leaves off) do exactly this;
+   the software conversions below do it in bits. */
+
 #if FB_NEON
-/* aarch64: NumPy converts float16 by the CPU's FCVT (one rounding, to
-   nearest even; a NaN quieted, the top of its payload kept), and so do
-   these. The floating-point control state is Linux's default (no flush
-   to zero), never changed here. */
+/* aarch64: float16 by the CPU's FCVT (one rounding, to nearest even; a
+   NaN by the rule above). The floating-point control state is Linux's
+   default (no flush to zero), never changed here. */
 static inline float cv_f32_from_f16(uint16_t h) {
     __fp16 x;
     memcpy(&x, &h, 2);
@@ -62,26 +69,24 @@ static inline uint64_t cv_bits_of_f64(double d) {
     return b;
 }
 
-/* float16 bits to float32, exactly; a NaN keeps its payload (as NumPy's
-   software conversion: no quieting). A subnormal is its significand times
-   2**-24, exact in float32. */
+/* float16 bits to float32, exactly; a NaN quieted (0x400000), its payload
+   kept. A subnormal is its significand times 2**-24, exact in float32. */
 static inline float cv_f32_from_f16(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = h & 0x7c00u, mant = h & 0x03ffu;
     uint32_t bits = ((uint32_t)(h & 0x7fffu) + 0x1c000u) << 13;
     if (exp == 0x7c00u)
-        bits = 0x7f800000u | (mant << 13);
+        bits = 0x7f800000u | (mant << 13) | (mant ? 0x400000u : 0u);
     if (exp == 0)
         bits = cv_bits_of_f32((float)mant * 0x1p-24f);
     return cv_f32_from_bits(bits | sign);
 }
 
-/* float16 bits to float64 straight, exactly (NumPy: not by way of float32,
-   whose hardware conversion to float64 would quiet a signalling NaN). */
+/* float16 bits to float64, exactly; a NaN quieted, its payload kept. */
 static inline double cv_f64_from_f16(uint16_t h) {
     uint64_t sign = (uint64_t)(h & 0x8000u) << 48, exp = h & 0x7c00u, mant = h & 0x03ffu;
     uint64_t bits = ((uint64_t)(h & 0x7fffu) + 0xfc000u) << 42;
     if (exp == 0x7c00u)
-        bits = 0x7ff0000000000000ull | (mant << 42);
+        bits = 0x7ff0000000000000ull | (mant << 42) | (mant ? 0x8000000000000ull : 0u);
     if (exp == 0)
         bits = cv_bits_of_f64((double)mant * 0x1p-24);
     return cv_f64_from_bits(bits | sign);
@@ -92,13 +97,11 @@ static inline double cv_f64_from_f16(uint16_t h) {
 #define CV_ROUND_EVEN(h, rem, half) ((h) + (((rem) > (half)) | (((rem) == (half)) & ((h) & 1))))
 
 /* float32 to float16 bits, rounded to nearest even, as NumPy rounds (a NaN
-   keeps the top of its payload and stays a NaN; no quieting). */
+   quieted, the top of its payload kept). */
 static inline uint16_t cv_f16_from_f32(float f) {
     uint32_t b = cv_bits_of_f32(f), sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu, h;
     if (a >= 0x7f800000u) {                 /* inf or NaN */
-        h = 0x7c00u + ((a & 0x7fffffu) >> 13);
-        if (a != 0x7f800000u && h == 0x7c00u)
-            h = 0x7c01u;
+        h = 0x7c00u | ((a & 0x7fffffu) >> 13) | (a != 0x7f800000u ? 0x200u : 0u);
     } else if (a >= 0x47800000u) {          /* >= 2**16: past the largest float16 */
         h = 0x7c00u;
     } else if (a >= 0x38800000u) {          /* >= 2**-14: a normal float16 (may round to inf) */
@@ -117,9 +120,7 @@ static inline uint16_t cv_f16_from_f64(double d) {
     uint64_t b = cv_bits_of_f64(d), a = b & 0x7fffffffffffffffull, h;
     uint16_t sign = (uint16_t)((b >> 48) & 0x8000u);
     if (a >= 0x7ff0000000000000ull) {
-        h = 0x7c00u + ((a & 0xfffffffffffffull) >> 42);
-        if (a != 0x7ff0000000000000ull && h == 0x7c00u)
-            h = 0x7c01u;
+        h = 0x7c00u | ((a & 0xfffffffffffffull) >> 42) | (a != 0x7ff0000000000000ull ? 0x200u : 0u);
     } else if (a >= 0x40f0000000000000ull) {
         h = 0x7c00u;
     } else if (a >= 0x3f10000000000000ull) {
@@ -134,27 +135,50 @@ static inline uint16_t cv_f16_from_f64(double d) {
 }
 #endif
 
-/* float32 to bfloat16 bits as ml_dtypes rounds: to nearest even, every
-   NaN to the quiet NaN 0x7fc0 with its sign. */
+/* float32 to bfloat16 bits, rounded to nearest even; a NaN quieted
+   (0x40), the top of its payload kept. */
 static inline uint16_t cv_bf16_from_f32(float f) {
     uint32_t b = cv_bits_of_f32(f);
     uint32_t rounded = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
-    uint32_t nan = ((b >> 16) & 0x8000u) | 0x7fc0u;
     /* Both computed, one chosen: no branch, so the loop vectorises. */
-    return (uint16_t)((b & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+    return (uint16_t)((b & 0x7fffffffu) > 0x7f800000u ? (b >> 16) | 0x40u : rounded);
 }
 
-/* bfloat16 bits straight to float16 bits, as ml_dtypes converts: by way
-   of float32 (exact), rounded as NumPy rounds, but every NaN to the quiet
-   NaN 0x7e00 with its sign. */
-static inline uint16_t cv_f16_from_bf16(uint16_t h) {
-    if ((h & 0x7fffu) > 0x7f80u)
-        return (uint16_t)((h & 0x8000u) | 0x7e00u);
-    return cv_f16_from_f32(cv_f32_from_bits((uint32_t)h << 16));
-}
-
+/* bfloat16 bits to float32, exactly; a NaN quieted, its payload kept. */
 static inline float cv_f32_from_bf16(uint16_t h) {
-    return cv_f32_from_bits((uint32_t)h << 16);
+    uint32_t quiet = (h & 0x7fffu) > 0x7f80u ? 0x400000u : 0u;
+    return cv_f32_from_bits(((uint32_t)h << 16) | quiet);
+}
+
+/* float64 to bfloat16 bits in one rounding, to nearest even. d is first
+   rounded to odd in float32, which a second rounding to 8 bits cannot
+   tell from d itself (24 bits: more than 2 to spare): (float)d, stepped
+   back toward zero where it rounded away, its last bit set where it was
+   inexact. (float)d is one of d's two float32 neighbours in any rounding
+   mode, an infinity past FLT_MAX, so the step is right in any mode. A
+   NaN from d's own bits, by the NaN rule. */
+static inline uint16_t cv_bf16_from_f64(double d) {
+    float f = (float)d;
+    uint32_t b = cv_bits_of_f32(f);
+    uint64_t bits;
+    uint32_t inexact = (double)f != d, away = fabs((double)f) > fabs(d);
+    memcpy(&bits, &d, 8);
+    b = (b - away) | inexact;
+    return (uint16_t)(d != d ? ((bits >> 48) & 0x8000u) | 0x7fc0u | ((bits >> 45) & 0x7fu)
+                             : cv_bf16_from_f32(cv_f32_from_bits(b)));
+}
+
+/* A 64-bit integer's magnitude to bfloat16 bits in one rounding: past
+   2**53 its low 11 bits fold into bit 11 (round to odd at 53 bits: far
+   below bfloat16's 8), which makes it exact in float64. */
+static inline uint16_t cv_bf16_from_u64(uint64_t a) {
+    uint64_t folded = (a & ~0x7ffull) | ((uint64_t)((a & 0x7ffu) != 0) << 11);
+    return cv_bf16_from_f64((double)(a >> 53 ? folded : a));
+}
+
+static inline uint16_t cv_bf16_from_i64(int64_t x) {
+    uint64_t a = x < 0 ? 0u - (uint64_t)x : (uint64_t)x;
+    return (uint16_t)(cv_bf16_from_u64(a) | (x < 0 ? 0x8000u : 0u));
 }
 
 /* v rounded half to even (in the current rounding mode, as np.rint) and
@@ -303,28 +327,15 @@ static __attribute__((target("avx2"))) void fused_f32_u8_x86(char *dst, const ch
 #undef CV_BY_LINE
 
 /* float32 to float16 by F16C: rounded to nearest even as NumPy rounds,
-   overflow to inf, subnormals exact. Only NaNs differ (F16C quiets them,
-   NumPy keeps the payload's top bits): lanes holding one are redone by
-   the portable rule. */
+   overflow to inf, subnormals exact, a NaN by the NaN rule. */
 static __attribute__((target("avx2,f16c"))) void store_f16_f32_x86(char *dst, fb_intp step,
                                                                    const float *v, fb_intp n) {
-    const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-    fb_intp i = 0, k;
-    if (step == 2) {
-        for (; i + 8 <= n; i += 8) {
-            __m256 x = _mm256_loadu_ps(v + i);
-            __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_castps_si256(x), magnitude),
-                                             inf);
+    fb_intp i = 0;
+    if (step == 2)
+        for (; i + 8 <= n; i += 8)
             _mm_storeu_si128((__m128i *)(dst + 2 * i),
-                             _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-            if (!_mm256_testz_si256(nan, nan)) {
-                for (k = i; k < i + 8; k++) {
-                    uint16_t y = cv_f16_from_f32(v[k]);
-                    memcpy(dst + 2 * k, &y, 2);
-                }
-            }
-        }
-    }
+                             _mm256_cvtps_ph(_mm256_loadu_ps(v + i),
+                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     for (; i < n; i++) {
         uint16_t y = cv_f16_from_f32(v[i]);
         memcpy(dst + i * step, &y, 2);
@@ -409,7 +420,7 @@ typedef void (*cv_store_f64)(char *dst, fb_intp step, const double *v, fb_intp n
 typedef void (*cv_fused)(char *dst, const char *src, fb_intp n, const float *s, int sm,
                          const float *o, int om);
 
-typedef void (*cv_store_f16_from_bf16)(char *dst, fb_intp step, const char *src, fb_intp n);
+typedef void (*cv_bf16_straight)(char *dst, fb_intp step, const char *src, fb_intp n);
 
 typedef struct {
     cv_load_f32 load_f32[FB_NUM_TYPES];
@@ -421,7 +432,7 @@ typedef struct {
     cv_store_f32 store_f32[FB_NUM_TYPES];       /* NULL: no such result from float32 */
     cv_store_f64 store_f64[FB_NUM_TYPES];       /* NULL: no such result from float64 */
     cv_fused fused[FB_NUM_TYPES][FB_NUM_TYPES]; /* [result][source]; NULL: by the passes */
-    cv_store_f16_from_bf16 f16_from_bf16;       /* that pair without scale or offset */
+    cv_bf16_straight bf16_straight[FB_NUM_TYPES]; /* without scale or offset; NULL: by the passes */
 } FbConvertPasses;
 
 #define FB_CV_ATTR
@@ -512,9 +523,8 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
     if (cv->simd)
         passes = &passes_simd;
 #endif
-    if (cv->src == FB_NUM_BF16 && cv->dst == FB_NUM_F16 && cv->scale == FB_AFFINE_NONE
-            && cv->offset == FB_AFFINE_NONE) {
-        passes->f16_from_bf16(dst, dst_step, src, n);
+    if (cv->dst == FB_NUM_BF16 && !affine && passes->bf16_straight[cv->src] != NULL) {
+        passes->bf16_straight[cv->src](dst, dst_step, src, n);
     } else if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
             && passes->fused[cv->dst][cv->src] != NULL) {
         passes->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
@@ -769,7 +779,7 @@ static void cv_build_lane_masks(void) {
 /* 8 floats as bfloat16, each in the high half of its 32-bit lane (the
    low half is left over): rounded to nearest even; where the result type
    is CV_BF16_FINITE no NaN can occur and the rounding alone runs, else a
-   NaN becomes 0x7fc0 with its sign. */
+   NaN is cut to its top half, quieted (the NaN rule). */
 static inline __attribute__((always_inline, target("avx2"))) __m256i
 cv_bf16_high_avx2(int dst_type, __m256 v) {
     const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
@@ -780,10 +790,9 @@ cv_bf16_high_avx2(int dst_type, __m256 v) {
         return rounded;
     } else {
         const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-        const __m256i quiet = _mm256_set1_epi32(0x7fc00000), sign = _mm256_set1_epi32((int)0x80000000u);
         __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(b, magnitude), inf);
-        __m256i canonical = _mm256_or_si256(_mm256_and_si256(b, sign), quiet);
-        return _mm256_blendv_epi8(rounded, canonical, nan);
+        __m256i quieted = _mm256_or_si256(b, _mm256_set1_epi32(0x400000));
+        return _mm256_blendv_epi8(rounded, quieted, nan);
     }
 }
 
@@ -805,7 +814,7 @@ cv_store_bf16_pairs_avx2(int dst_type, char *at, __m256 even, __m256 odd) {
 
 /* 16 floats (lo, hi) into the result type at `at`: float32; float16 by
    F16C (from these kernels' sources a NaN can only come of the
-   arithmetic, a quiet one, which F16C converts as NumPy does); bfloat16
+   arithmetic, a quiet one, which F16C converts by the NaN rule); bfloat16
    (cv_bf16_words_avx2). */
 static inline __attribute__((always_inline, target("avx2,f16c"))) void
 cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
@@ -1205,7 +1214,7 @@ static __attribute__((target("avx2,f16c"))) void cv_wide_lanes_avx2(
 #if FB_NEON
 /* 16 float32 into the result type at `at`: float32; float16 by FCVTN (a
    NaN from the arithmetic is a quiet one, converted as FCVT does);
-   bfloat16 rounded to nearest even, a NaN to 0x7fc0 with its sign. */
+   bfloat16 rounded to nearest even, a NaN cut to its top half, quieted. */
 static inline FB_ALWAYS_INLINE void cv_store_lane_neon(int dst_type, char *at,
                                                        const float32x4_t f[4]) {
     int k;
@@ -1240,9 +1249,8 @@ static inline FB_ALWAYS_INLINE void cv_store_lane_neon(int dst_type, char *at,
                 vaddq_u32(vaddq_u32(b, vdupq_n_u32(0x7fff)), vandq_u32(high, vdupq_n_u32(1))), 16);
             uint32x4_t nan = vcgtq_u32(vandq_u32(b, vdupq_n_u32(0x7fffffff)),
                                        vdupq_n_u32(0x7f800000));
-            uint32x4_t canonical = vorrq_u32(vandq_u32(high, vdupq_n_u32(0x8000)),
-                                             vdupq_n_u32(0x7fc0));
-            words[k] = vmovn_u32(vbslq_u32(nan, canonical, rounded));
+            uint32x4_t quieted = vorrq_u32(high, vdupq_n_u32(0x40));
+            words[k] = vmovn_u32(vbslq_u32(nan, quieted, rounded));
         }
         vst1q_u16((uint16_t *)at, vcombine_u16(words[0], words[1]));
         vst1q_u16((uint16_t *)at + 8, vcombine_u16(words[2], words[3]));

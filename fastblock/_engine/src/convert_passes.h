@@ -104,7 +104,6 @@ FB_CV_STORE(int8_t, store_i8_f32, float, (int8_t)(int32_t)cv_saturate(x, -128.0f
 FB_CV_STORE(uint16_t, store_u16_f32, float, (uint16_t)(int32_t)cv_saturate(x, 0.0f, 65535.0f))
 FB_CV_STORE(int16_t, store_i16_f32, float, (int16_t)(int32_t)cv_saturate(x, -32768.0f, 32767.0f))
 FB_CV_STORE(uint16_t, store_f16_f64, double, cv_f16_from_f64(x))
-FB_CV_STORE(uint16_t, store_bf16_f64, double, cv_bf16_from_f32((float)x))
 FB_CV_STORE(float, store_f32_f64, double, (float)x)
 FB_CV_STORE(double, store_f64_f64, double, x)
 
@@ -170,17 +169,33 @@ FB_CV_FUSED_TO(uint8_t, u8, (uint8_t)(int32_t)cv_saturate(t, 0.0f, 255.0f))
      FB_CV_NAME(fused_i16_##DNAME), NULL, NULL, NULL, NULL, FB_CV_NAME(fused_f16_##DNAME),    \
      FB_CV_NAME(fused_bf16_##DNAME), FB_CV_NAME(fused_f32_##DNAME), NULL}
 
-/* bfloat16 to float16 without scale or offset (ml_dtypes' NaN). */
-static FB_CV_ATTR void FB_CV_NAME(f16_from_bf16)(char *dst, fb_intp step, const char *src,
-                                                  fb_intp n) {
-    fb_intp i;
-    for (i = 0; i < n; i++) {
-        uint16_t x, y;
-        memcpy(&x, src + 2 * i, 2);
-        y = cv_f16_from_bf16(x);
-        memcpy(dst + i * step, &y, 2);
+/* bfloat16 straight from a source that the compute type, float32, would
+   round first (64-bit floats, 32- and 64-bit integers), without scale or
+   offset: in one rounding. Packed results go by a loop of their own. */
+#define FB_CV_BF16_LOOP(ST, EXPR, STEP)                                                      \
+    for (i = 0; i < n; i++) {                                                               \
+        ST x;                                                                               \
+        uint16_t y;                                                                         \
+        memcpy(&x, src + i * (fb_intp)sizeof(ST), sizeof(ST));                                \
+        y = (EXPR);                                                                         \
+        memcpy(dst + i * (STEP), &y, 2);                                                    \
     }
-}
+
+#define FB_CV_BF16(ST, NAME, EXPR)                                                            \
+    static FB_CV_ATTR void FB_CV_NAME(NAME)(char *dst, fb_intp step, const char *src,         \
+                                            fb_intp n) {                                    \
+        fb_intp i;                                                                          \
+        if (step == 2)                                                                      \
+            FB_CV_BF16_LOOP(ST, EXPR, 2)                                                    \
+        else                                                                                \
+            FB_CV_BF16_LOOP(ST, EXPR, step)                                                 \
+    }
+
+FB_CV_BF16(uint32_t, bf16_from_u32, cv_bf16_from_f64((double)x))
+FB_CV_BF16(int32_t, bf16_from_i32, cv_bf16_from_f64((double)x))
+FB_CV_BF16(uint64_t, bf16_from_u64, cv_bf16_from_u64(x))
+FB_CV_BF16(int64_t, bf16_from_i64, cv_bf16_from_i64(x))
+FB_CV_BF16(double, bf16_from_f64, cv_bf16_from_f64(x))
 
 /* This variant's passes, by source and result type. */
 static const FbConvertPasses FB_CV_NAME(passes) = {
@@ -201,12 +216,13 @@ static const FbConvertPasses FB_CV_NAME(passes) = {
     {NULL, FB_CV_NAME(store_u8_f32), FB_CV_NAME(store_i8_f32), FB_CV_NAME(store_u16_f32),
      FB_CV_NAME(store_i16_f32), NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f32),
      FB_CV_NAME(store_bf16_f32), FB_CV_NAME(store_f32_f32), NULL},
-    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f64),
-     FB_CV_NAME(store_bf16_f64), FB_CV_NAME(store_f32_f64), FB_CV_NAME(store_f64_f64)},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f64), NULL, FB_CV_NAME(store_f32_f64), FB_CV_NAME(store_f64_f64)},
     /* fused[result][source], float32 compute */
     {{NULL}, FB_CV_FUSED_ROW(u8), {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL},
      FB_CV_FUSED_ROW(f16), FB_CV_FUSED_ROW(bf16), FB_CV_FUSED_ROW(f32), {NULL}},
-    FB_CV_NAME(f16_from_bf16),
+    {NULL, NULL, NULL, NULL, NULL, FB_CV_NAME(bf16_from_u32), FB_CV_NAME(bf16_from_i32),
+     FB_CV_NAME(bf16_from_u64), FB_CV_NAME(bf16_from_i64), NULL, NULL, NULL,
+     FB_CV_NAME(bf16_from_f64)},
 };
 
 #undef FB_CV_LOAD
@@ -218,4 +234,6 @@ static const FbConvertPasses FB_CV_NAME(passes) = {
 #undef FB_CV_FUSED
 #undef FB_CV_FUSED_TO
 #undef FB_CV_FUSED_ROW
+#undef FB_CV_BF16_LOOP
+#undef FB_CV_BF16
 #endif

@@ -28,10 +28,37 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.speed_reports)
 
 
-def pytest_report_header(config):
+# The libraries whose behaviour the tests compare fastblock with: NumPy's
+# and ml_dtypes' casts, the peers' operators, the build's Cython.
+PEERS = ["numpy", "ml_dtypes", "Cython", "torch", "onnx", "onnxruntime", "openvino", "einops",
+         "dask", "distributed", "hypothesis", "opencv-python-headless", "nvidia-dali-cuda120"]
+
+
+def _run_lines():
+    """The seed of this run's draw and the versions it tested against."""
+    from importlib import metadata
+
+    def version(name):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
     drawn = "every case" if EVERY_CASE else f"a draw, seed {SEED}"
     return [f"fastblock {fb.__version__}; kernel-edge tests (tests/draws.py): {drawn}"
-            f" (FASTBLOCK_TEST_SEED={SEED} replays it)"]
+            f" (FASTBLOCK_TEST_SEED={SEED} replays it)",
+            "tested against: " + ", ".join(f"{name} {version(name)}" for name in PEERS)]
+
+
+def pytest_report_header(config):
+    return _run_lines()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The same lines at the end, where a quiet (-q) run prints no header."""
+    if terminalreporter.verbosity < 0:
+        for line in _run_lines():
+            terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(hookwrapper=True)

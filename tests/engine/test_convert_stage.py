@@ -480,6 +480,31 @@ def test_bfloat16_ties_round_once(variant, source, path, threads):
                       pattern="a b -> a b")
 
 
+# NaNs of each float source, signalling and quiet, both signs, with payloads
+# at the top and the bottom of the fraction (bit patterns).
+NAN_BITS = {"f2": [0x7C01, 0xFD23, 0x7E00, 0x7DFF], BF16: [0x7FED, 0x7F81, 0xFF81, 0x7FC1],
+            "f4": [0x7F812345, 0xFF800001, 0x7FC00001, 0x7FA34567],
+            "f8": [0x7FF0000000000001, 0xFFF4000000000000, 0x7FF0123456789ABC, 0x7FF8000000000001]}
+
+
+@pytest.mark.parametrize("source", list(NAN_BITS), ids=str)
+@pytest.mark.parametrize("result", ["f2", BF16, "f4", "f8"], ids=str)
+@pytest.mark.parametrize("path", ["stage", "in_place"])
+def test_nan_rule_every_path(variant, source, result, path):
+    """Every NaN keeps its sign and the top of its payload and is quieted,
+    without scale or offset and through a scale, on each path (the stage,
+    in place, the fused and the three passes), against guard pages."""
+    sdt = np.dtype(source)
+    bits = np.array(NAN_BITS[source], f"u{sdt.itemsize}")
+    x = guarded_copy(np.resize(bits, (3, IN_PLACE_MIN_RUN + 5)).view(sdt), at_end=True)
+    # (The same dtype without a scale is the plain move: nothing converted.)
+    for scale in (np.float32(1.0),) if sdt == np.dtype(result) else (None, np.float32(1.0)):
+        if path == "stage":
+            converted(fb.transpose, x, result, scale, axes=(1, 0))
+        else:
+            converted(fb.rearrange, x, result, scale, pattern="a b -> a b")
+
+
 FAULT_EVERY_TILE = {"fault_ahead_min_bytes": 0, "fault_unit_bytes": 1, "fault_lead_bytes": 0,
                     "parallel_min_bytes": 0}
 

@@ -581,7 +581,7 @@ int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
    finite. Then no NaN can come of the arithmetic (a uint8 times a finite
    scale is finite or overflows to an infinity, plus a finite offset stays
    one), and the rounding alone is vectorised: an infinity rounds to
-   itself, the largest floats to an infinity, as ml_dtypes rounds. */
+   itself, the largest floats to an infinity, as the float rule rounds. */
 #define CV_BF16_FINITE FB_NUM_TYPES
 
 /* A lanes kernel's result type: bfloat16 by the CPU's conversion

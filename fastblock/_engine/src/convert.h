@@ -8,10 +8,12 @@
    - v = v * scale if there is a scale, then v = v + offset if there is an
      offset: two roundings, never one fused multiply-add (the engine is
      built with -ffp-contract=off and these variants never target FMA);
-   - a float result is v converted as astype converts (float16 as NumPy,
-     bfloat16 as ml_dtypes: by way of float32, NaN to the quiet NaN 0x7fc0
-     with its sign); without scale or offset a float result is x converted
-     straight, as astype does (float64 to float16 in one rounding);
+   - a float result is v converted by the float rule: each number rounded
+     once to nearest even, from its exact value; each NaN keeps its sign
+     and the top of its payload, and is quieted (convert.c: the NaN rule).
+     Without scale or offset a float result is x converted straight by
+     that rule (float64 and 32/64-bit integers to bfloat16 in one
+     rounding, not by way of float32);
    - an 8- or 16-bit integer result is v rounded half to even (rint, the
      current rounding mode) and saturated to the type's range, NaN to 0.
 

@@ -144,36 +144,46 @@ static inline uint16_t cv_bf16_from_f32(float f) {
     return (uint16_t)((b & 0x7fffffffu) > 0x7f800000u ? (b >> 16) | 0x40u : rounded);
 }
 
-/* bfloat16 bits to float32, exactly; a NaN quieted, its payload kept. */
+/* bfloat16 bits to float32, exactly; a NaN quieted, its payload kept. In
+   16 bits: a magnitude past 0x7f80 (a NaN) carries into bit 15 when 0x7f
+   is added, and that bit shifted down is the quiet bit 0x40 (so the loop
+   vectorises 16 items a register). */
 static inline float cv_f32_from_bf16(uint16_t h) {
-    uint32_t quiet = (h & 0x7fffu) > 0x7f80u ? 0x400000u : 0u;
-    return cv_f32_from_bits(((uint32_t)h << 16) | quiet);
+    uint16_t quiet = (uint16_t)((((h & 0x7fffu) + 0x7fu) & 0x8000u) >> 9);
+    return cv_f32_from_bits((uint32_t)(uint16_t)(h | quiet) << 16);
 }
 
-/* float64 to bfloat16 bits in one rounding, to nearest even. d is first
-   rounded to odd in float32, which a second rounding to 8 bits cannot
-   tell from d itself (24 bits: more than 2 to spare): (float)d, stepped
-   back toward zero where it rounded away, its last bit set where it was
-   inexact. (float)d is one of d's two float32 neighbours in any rounding
-   mode, an infinity past FLT_MAX, so the step is right in any mode. A
-   NaN from d's own bits, by the NaN rule. */
+/* bfloat16 bits of a value x, from f, x rounded to nearest in float32,
+   and whether |x| is above |f| (more) or below it (less). Rounding f to
+   nearest even rounds x once, except where f is a bfloat16 tie (its low
+   half 0x8000) and x is not: a rounding to float32 cannot step over a
+   tie, which float32 holds, but can land on one. There x goes the way it
+   lies: (b >> 16) is the tie's lower neighbour, + 1 its upper one. */
+static inline uint16_t cv_bf16_near(float f, int more, int less) {
+    uint32_t b = cv_bits_of_f32(f);
+    if ((b & 0xffffu) == 0x8000u && (more | less))
+        return (uint16_t)((b >> 16) + (uint32_t)more);
+    return cv_bf16_from_f32(f);
+}
+
+/* float64 to bfloat16 bits in one rounding, to nearest even; a NaN from
+   its own bits by the NaN rule (some CPUs' (float) of a NaN drops the
+   payload). */
 static inline uint16_t cv_bf16_from_f64(double d) {
     float f = (float)d;
-    uint32_t b = cv_bits_of_f32(f);
     uint64_t bits;
-    uint32_t inexact = (double)f != d, away = fabs((double)f) > fabs(d);
     memcpy(&bits, &d, 8);
-    b = (b - away) | inexact;
-    return (uint16_t)(d != d ? ((bits >> 48) & 0x8000u) | 0x7fc0u | ((bits >> 45) & 0x7fu)
-                             : cv_bf16_from_f32(cv_f32_from_bits(b)));
+    if (d != d)
+        return (uint16_t)(((bits >> 48) & 0x8000u) | 0x7fc0u | ((bits >> 45) & 0x7fu));
+    return cv_bf16_near(f, fabs(d) > fabs((double)f), fabs(d) < fabs((double)f));
 }
 
-/* A 64-bit integer's magnitude to bfloat16 bits in one rounding: past
-   2**53 its low 11 bits fold into bit 11 (round to odd at 53 bits: far
-   below bfloat16's 8), which makes it exact in float64. */
+/* A 64-bit integer's magnitude to bfloat16 bits in one rounding. A tie is
+   integer-valued and below 2**64, so it converts back exactly. */
 static inline uint16_t cv_bf16_from_u64(uint64_t a) {
-    uint64_t folded = (a & ~0x7ffull) | ((uint64_t)((a & 0x7ffu) != 0) << 11);
-    return cv_bf16_from_f64((double)(a >> 53 ? folded : a));
+    float f = (float)a;
+    uint64_t t = (cv_bits_of_f32(f) & 0xffffu) == 0x8000u ? (uint64_t)f : a;
+    return cv_bf16_near(f, a > t, a < t);
 }
 
 static inline uint16_t cv_bf16_from_i64(int64_t x) {
@@ -341,6 +351,51 @@ static __attribute__((target("avx2,f16c"))) void store_f16_f32_x86(char *dst, fb
         memcpy(dst + i * step, &y, 2);
     }
 }
+
+/* float16 into float32 by F16C, 8 items a round: exact, a NaN by the NaN
+   rule (vcvtph2ps quiets it, keeping its payload). */
+static __attribute__((target("avx2,f16c"))) void load_f16_f32_x86(float *v, const char *src,
+                                                                  fb_intp n) {
+    fb_intp i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(v + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + 2 * i))));
+    for (; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * i, 2);
+        v[i] = cv_f32_from_f16(h);
+    }
+}
+
+/* bfloat16 into float32 by AVX2, 16 items a round: the top halves, a NaN
+   quieted (cv_f32_from_bf16's carry, in 16-bit lanes). */
+static __attribute__((target("avx2"))) void load_bf16_f32_x86(float *v, const char *src,
+                                                              fb_intp n) {
+    fb_intp i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)(src + 2 * i));
+        __m256i carry = _mm256_add_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
+                                         _mm256_set1_epi16(0x7f));
+        h = _mm256_or_si256(h, _mm256_srli_epi16(_mm256_and_si256(carry, _mm256_set1_epi16(
+                                                     (short)0x8000)), 9));
+        /* 64-bit quarters 0, 2, 1, 3: each unpack then takes items in order. */
+        h = _mm256_permute4x64_epi64(h, 0xd8);
+        _mm256_storeu_si256((__m256i *)(v + i), _mm256_unpacklo_epi16(_mm256_setzero_si256(), h));
+        _mm256_storeu_si256((__m256i *)(v + i + 8), _mm256_unpackhi_epi16(_mm256_setzero_si256(), h));
+    }
+    for (; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * i, 2);
+        v[i] = cv_f32_from_bf16(h);
+    }
+}
+
+/* bfloat16 straight from float64 and 32/64-bit integers (with the lanes
+   kernels, whose bfloat16 rounding they share). */
+static void bf16_from_f64_x86(char *dst, fb_intp step, const char *src, fb_intp n);
+static void bf16_from_i32_x86(char *dst, fb_intp step, const char *src, fb_intp n);
+static void bf16_from_u32_x86(char *dst, fb_intp step, const char *src, fb_intp n);
+static void bf16_from_i64_x86(char *dst, fb_intp step, const char *src, fb_intp n);
+static void bf16_from_u64_x86(char *dst, fb_intp step, const char *src, fb_intp n);
 #endif
 
 #if FB_NEON
@@ -472,7 +527,21 @@ static void build_simd_passes(const FbConvertPasses *base, cv_store_f32 u8, cv_s
         passes_simd.fused[FB_NUM_F16][s] = NULL;
     }
 #if FB_X86_SIMD
+    /* float16 and bfloat16 sources by their SIMD loads, then the passes
+       (float16 into float32, 128x128x3: 18 -> 2 times a copy of the
+       result, against the fused loops' scalar conversion). */
+    for (s = 0; s < FB_NUM_TYPES; s++) {
+        passes_simd.fused[s][FB_NUM_F16] = NULL;
+        passes_simd.fused[s][FB_NUM_BF16] = NULL;
+    }
+    passes_simd.load_f32[FB_NUM_F16] = load_f16_f32_x86;
+    passes_simd.load_f32[FB_NUM_BF16] = load_bf16_f32_x86;
     passes_simd.fused[FB_NUM_U8][FB_NUM_F32] = fused_f32_u8_x86;
+    passes_simd.bf16_straight[FB_NUM_F64] = bf16_from_f64_x86;
+    passes_simd.bf16_straight[FB_NUM_I32] = bf16_from_i32_x86;
+    passes_simd.bf16_straight[FB_NUM_U32] = bf16_from_u32_x86;
+    passes_simd.bf16_straight[FB_NUM_I64] = bf16_from_i64_x86;
+    passes_simd.bf16_straight[FB_NUM_U64] = bf16_from_u64_x86;
 #endif
 }
 #endif
@@ -529,6 +598,9 @@ void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char
             && passes->fused[cv->dst][cv->src] != NULL) {
         passes->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
                                         (const float *)offset, cv->offset);
+    } else if (cv->dst == FB_NUM_F32 && cv->compute == FB_NUM_F32 && !affine && dst_step == 4
+            && (uintptr_t)dst % 4 == 0) {
+        passes->load_f32[cv->src]((float *)dst, src, n); /* the load is the conversion */
     } else if (cv->compute == FB_NUM_F32) {
         CV_PIECES(float, f32, FB_NUM_F32);
     } else {
@@ -801,6 +873,74 @@ static inline __attribute__((always_inline, target("avx2"))) __m256i
 cv_bf16_words_avx2(int dst_type, __m256 v) {
     return _mm256_srli_epi32(cv_bf16_high_avx2(dst_type, v), 16);
 }
+
+/* bfloat16 straight from float64 or int32 by AVX2, 8 items a round: each
+   rounded to nearest in float32 (cvtpd2ps, cvtdq2ps), then to nearest
+   even (a NaN by the rule: cvtpd2ps keeps the top of its payload). A round
+   holding a float32 that is a bfloat16 tie goes again item by item, by
+   cv_bf16_near's rule: rare, one float32 in 65536 is a tie. */
+#define CV_BF16_STRAIGHT_AVX2(NAME, T, FLOATS, SCALAR)                                        \
+    static __attribute__((target("avx2"))) void NAME(char *dst, fb_intp step, const char *src, \
+                                                     fb_intp n) {                           \
+        fb_intp i = 0, k;                                                                   \
+        T x;                                                                                \
+        uint16_t y;                                                                         \
+        if (step == 2)                                                                      \
+            for (; i + 8 <= n; i += 8) {                                                    \
+                __m256 f = (FLOATS);                                                        \
+                __m256i low = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(0xffff)); \
+                __m256i ties = _mm256_cmpeq_epi32(low, _mm256_set1_epi32(0x8000));          \
+                __m256i words = cv_bf16_words_avx2(FB_NUM_BF16, f);                        \
+                _mm_storeu_si128((__m128i *)(dst + 2 * i),                                  \
+                                 _mm_packus_epi32(_mm256_castsi256_si128(words),            \
+                                                  _mm256_extracti128_si256(words, 1)));     \
+                if (!_mm256_testz_si256(ties, ties))                                        \
+                    for (k = i; k < i + 8; k++) {                                           \
+                        memcpy(&x, src + k * (fb_intp)sizeof(T), sizeof(T));                \
+                        y = SCALAR(x);                                                      \
+                        memcpy(dst + 2 * k, &y, 2);                                         \
+                    }                                                                       \
+            }                                                                               \
+        for (; i < n; i++) {                                                                \
+            memcpy(&x, src + i * (fb_intp)sizeof(T), sizeof(T));                            \
+            y = SCALAR(x);                                                                  \
+            memcpy(dst + i * step, &y, 2);                                                  \
+        }                                                                                   \
+    }
+
+#define CV_F64_PAIR(at)                                                                     \
+    _mm256_set_m128(_mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(at) + 4)),             \
+                    _mm256_cvtpd_ps(_mm256_loadu_pd((const double *)(at))))
+#define CV_BF16_OF_F64(x) cv_bf16_from_f64((double)(x))
+
+/* 8 integers of type T at `at` as float32, each converted by the compiler
+   (AVX2 has no 64-bit or unsigned integer conversion). */
+#define CV_FLOATS8(NAME, T)                                                                 \
+    static inline __attribute__((always_inline, target("avx2"))) __m256 NAME(const char *at) { \
+        float f[8];                                                                         \
+        int k;                                                                              \
+        for (k = 0; k < 8; k++) {                                                           \
+            T x;                                                                            \
+            memcpy(&x, at + k * (fb_intp)sizeof(T), sizeof(T));                             \
+            f[k] = (float)x;                                                                \
+        }                                                                                   \
+        return _mm256_loadu_ps(f);                                                          \
+    }
+CV_FLOATS8(cv_floats8_u32, uint32_t)
+CV_FLOATS8(cv_floats8_i64, int64_t)
+CV_FLOATS8(cv_floats8_u64, uint64_t)
+
+CV_BF16_STRAIGHT_AVX2(bf16_from_f64_x86, double, CV_F64_PAIR(src + 8 * i), cv_bf16_from_f64)
+CV_BF16_STRAIGHT_AVX2(bf16_from_i32_x86, int32_t,
+                      _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(src + 4 * i))),
+                      CV_BF16_OF_F64)
+CV_BF16_STRAIGHT_AVX2(bf16_from_u32_x86, uint32_t, cv_floats8_u32(src + 4 * i), CV_BF16_OF_F64)
+CV_BF16_STRAIGHT_AVX2(bf16_from_i64_x86, int64_t, cv_floats8_i64(src + 8 * i), cv_bf16_from_i64)
+CV_BF16_STRAIGHT_AVX2(bf16_from_u64_x86, uint64_t, cv_floats8_u64(src + 8 * i), cv_bf16_from_u64)
+#undef CV_BF16_STRAIGHT_AVX2
+#undef CV_F64_PAIR
+#undef CV_BF16_OF_F64
+#undef CV_FLOATS8
 
 /* 16 floats as bfloat16 at `at`, given as items 0, 2, ..., 14 (even) and
    1, 3, ..., 15 (odd): a word blend leaves them in order, where 16 floats

@@ -478,6 +478,11 @@ def test_bfloat16_ties_round_once(variant, source, path, threads):
             assert {shape["move"] is None for shape in plan["shapes"]} == {True}, plan
             converted(fb.rearrange, x, BF16, at_end=not at_end, threads=threads,
                       pattern="a b -> a b")
+    # Results whose items are apart (every other one of a wider row).
+    wide = np.zeros((ties.shape[0], 2 * run), BF16)
+    fb.rearrange(ties, "a b -> a b", out=wide[:, ::2], dtype=BF16, num_threads=threads)
+    same_bytes(wide[:, ::2], converted_ref(ties, BF16))
+    assert not wide[:, 1::2].view(np.uint16).any()
 
 
 # NaNs of each float source, signalling and quiet, both signs, with payloads

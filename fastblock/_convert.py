@@ -106,7 +106,9 @@ def check_conversion(source: np.dtype, result_shape: tuple, convert: Convert) ->
 
 def _affine_values(value, name: str, compute, result_shape: tuple) -> Optional[np.ndarray]:
     """``scale`` or ``offset`` as an array of the compute type that
-    broadcasts against the result (None stays None)."""
+    broadcasts against the result, in its compact form (axes of step 0 cut
+    to one value: ``_fastpath.compact``); checked by its shape as given
+    (None stays None)."""
     if value is None:
         return None
     values = np.asarray(value)

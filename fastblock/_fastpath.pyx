@@ -18,13 +18,14 @@ key), ``num_threads`` None or a positive ``int``, and ``out`` None or a
 writable, contiguous ndarray of the result's shape and of the result's
 dtype object whose bytes lie apart from ``x``'s. Converting calls
 (``dtype=``, ``scale=``, ``offset=``) are keyed by their result dtype and
-the shapes of a scale and an offset given as Python floats or ints or
-NumPy arrays or scalars of a bool, integer or float dtype; their values
-are converted to the compute type at each call and read by a stored
-``_engine.ConvertProgram``. Every other call, each error and each empty
-result included, gets None and takes the general path, which decides (and
-words every message) alone. :func:`enabled` switches this
-path off and on (tests and the stress harness compare the two).
+the compact shapes (axes of step 0 cut to one value) of a scale and an
+offset given as Python floats or ints or NumPy arrays or scalars of a
+bool, integer or float dtype; their values are converted to the compute
+type at each call and read by a stored ``_engine.ConvertProgram``. Every
+other call, each error and each empty result included, gets None and
+takes the general path, which decides (and words every message) alone.
+:func:`enabled` switches this path off and on (tests and the stress
+harness compare the two).
 """
 
 cimport numpy as cnp
@@ -48,6 +49,10 @@ ctypedef cnp.npy_intp intp
 cdef extern from "numpy/arrayobject.h":
     # Steals a reference to descr.
     object PyArray_Empty(int nd, intp* dims, cnp.PyArray_Descr* descr, int fortran)
+    # Steals a reference to descr.
+    object PyArray_NewFromDescr(PyTypeObject* subtype, cnp.PyArray_Descr* descr, int nd,
+                                intp* dims, intp* strides, void* data, int flags, PyObject* obj)
+    PyTypeObject PyArray_Type
     bint PyDataType_FLAGCHK(cnp.PyArray_Descr* descr, int flags)
     enum:
         NPY_ITEM_HASOBJECT
@@ -312,14 +317,67 @@ cdef enum:
 
 def compute_values(values, compute):
     """A scale's or offset's values in the compute type ``compute``
-    (numpy.float32 or numpy.float64), C-contiguous and aligned: the layout
-    a converting call's program reads (the general path's, _convert, and
-    the cached calls')."""
+    (numpy.float32 or numpy.float64), in their compact form (``compact``),
+    C-contiguous and aligned: the layout a converting call's program reads
+    (the general path's, _convert, and the cached calls')."""
     return values_in(values, cnp.NPY_FLOAT64 if compute is np.float64 else cnp.NPY_FLOAT32)
 
 
 cdef inline cnp.ndarray values_in(object values, int compute):
-    return cnp.PyArray_FROMANY(values, compute, 0, 0, VALUES_FLAGS)
+    return cnp.PyArray_FROMANY(compact(values), compute, 0, 0, VALUES_FLAGS)
+
+
+cdef object compact(object values):
+    """``values`` read by its strides, not its shape: an axis of step 0
+    holds one value (a broadcast view, ``np.broadcast_to``), so it is cut
+    to that one, and leading axes of one value are dropped. The same
+    values broadcast alike, and a broadcast view plans as its compact form
+    (a (16, 3, 224, 224) view of a (3, 1, 1) scale: 3 values to convert,
+    not 2.4 million, and one value a row, not lines)."""
+    cdef cnp.ndarray a, view
+    cdef int k, n = 0, ndim
+    cdef bint cut = False
+    cdef intp dims[MAX_DIMS]
+    cdef intp strides[MAX_DIMS]
+    if type(values) is not cnp.ndarray:
+        return values
+    a = <cnp.ndarray>values
+    ndim = cnp.PyArray_NDIM(a)
+    if ndim > MAX_DIMS:
+        return values
+    for k in range(ndim):
+        dims[n] = cnp.PyArray_DIMS(a)[k]
+        strides[n] = cnp.PyArray_STRIDES(a)[k]
+        if strides[n] == 0 and dims[n] > 1:
+            dims[n] = 1
+            cut = True
+        if n > 0 or dims[n] != 1:
+            n += 1
+    if n == ndim and not cut:
+        return values
+    FB_INCREF_DESCR(cnp.PyArray_DESCR(a))
+    view = PyArray_NewFromDescr(&PyArray_Type, cnp.PyArray_DESCR(a), n, dims, strides,
+                                cnp.PyArray_DATA(a), 0, NULL)
+    cnp.set_array_base(view, a)
+    return view
+
+
+cdef bint broadcasts(object given, Entry entry) noexcept:
+    """Whether ``given`` (a scale or offset as the call passed it)
+    broadcasts to the entry's result: the key holds its compact shape
+    (``compact``), which a wrong one may share."""
+    cdef cnp.ndarray a
+    cdef int k, lead
+    if type(given) is not cnp.ndarray:
+        return True
+    a = <cnp.ndarray>given
+    lead = entry.result_ndim - cnp.PyArray_NDIM(a)
+    if lead < 0:
+        return False
+    for k in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_DIMS(a)[k] != 1 and cnp.PyArray_DIMS(a)[k] != entry.result_dims[lead + k]:
+            return False
+    return True
 
 
 cdef bint real_values(object values) except -1:
@@ -340,9 +398,11 @@ def call(int op, tuple args, x, out, num_threads, prepare, convert=None):
     ``prepare(x, *args)``: the operator's checked call (a
     ``_strided_copy.Prepared``), asked on the first call of a key.
     ``convert``: the call's ``_convert.Convert`` (dtype, scale, offset), or
-    None for a move; its result dtype and the shapes of its scale and
-    offset are part of the key, and their values are read at each call."""
+    None for a move; its result dtype and the compact shapes of its scale
+    and offset are part of the key, and their values are read at each
+    call."""
     cdef cnp.ndarray src, dst = None, scale = None, offset = None
+    cdef object scale_given = None, offset_given = None
     cdef cnp.PyArray_Descr* descr
     cdef Entry entry
     cdef int ndim, k, slot, compute
@@ -432,6 +492,9 @@ def call(int op, tuple args, x, out, num_threads, prepare, convert=None):
             # Planned under other engine settings (tune).
             slots[k] = None
             break
+        if convert is not None and not (broadcasts(scale_given, entry)
+                                        and broadcasts(offset_given, entry)):
+            return None
         if dst is None:
             result_type = <cnp.PyArray_Descr*>result_descr if convert is not None else descr
             FB_INCREF_DESCR(result_type)

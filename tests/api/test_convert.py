@@ -27,6 +27,7 @@ import pytest
 
 import fastblock as fb
 from draws import DRAWN_TESTS, SEED
+from fastblock import _fastpath
 from fastblock._reference import cast_float
 from guarded import Guarded
 
@@ -417,6 +418,24 @@ def test_every_front_door_larger(door, case):
     call, x, r, result, rdt, scale, offset = _door_case(door, case, _rng(f"large {door} {case}"), True)
     got = call(x, num_threads=2, **_kwargs(result, scale, offset))
     assert_same_bytes(got, convert(r, rdt, scale, offset), r)
+
+
+@_drawn
+@pytest.mark.parametrize("case", ["u8_f32_both_c", "f32_u8_both_c", "f32_f16_scale",
+                                  "bool_f32_offset"])
+@pytest.mark.parametrize("door", list(DOORS))
+def test_every_front_door_broadcast_views(door, case):
+    """A scale or offset passed as a broadcast view of the result's shape
+    (``np.broadcast_to``, as users and fastblock.dask's blocks pass them)
+    gives its compact form's bytes, and is read as that form: its values
+    are converted once each, not once an item."""
+    call, x, r, result, rdt, scale, offset = _door_case(door, case, _rng(f"views {door} {case}"))
+    views = [None if v is None else np.broadcast_to(v, r.shape) for v in (scale, offset)]
+    got = call(x, num_threads=2, **_kwargs(result, *views))
+    assert_same_bytes(got, convert(r, rdt, scale, offset), r)
+    for compact, view in zip((scale, offset), views):
+        if view is not None:
+            assert _fastpath.compute_values(view, np.float32).size == np.size(compact)
 
 
 @pytest.mark.parametrize("result,scale,offset,pad_bits", [

@@ -19,7 +19,8 @@ import pytest
 
 import fastblock as fb
 from draws import drawn
-from fastblock import _engine
+from fastblock import _engine, _fastpath
+from fastblock._convert import broadcast_strides, type_code
 from guarded import Guarded
 from reference import converted_ref
 
@@ -99,7 +100,6 @@ def describe_transpose(x, axes, dtype, scale=False, offset=False):
 
     steps = ([x.strides[a] for a in axes], result.strides, affine_steps(scale),
              affine_steps(offset))
-    from fastblock._convert import type_code
     return _engine.describe_convert(result.shape, steps, x.itemsize, result.itemsize,
                                     type_code(x.dtype), type_code(np.dtype(dtype)),
                                     scale is not None and scale is not False,
@@ -588,6 +588,76 @@ def test_scale_one_value_a_row():
                                     1, 4, 1, 11, True, True)
     assert plan["scale"] == plan["offset"] == "value"
     assert plan["shapes"][0]["run"] >= 40 * 40 // 2
+
+
+# --------------------------------------------------------------------------
+# Scales and offsets read by their strides
+# --------------------------------------------------------------------------
+
+# kind -> (the result's axes from an N, H, W, C source, the compact shape of
+# the scale and offset, how the plan reads them)
+STRIDE_KINDS = {
+    "one_value": ((0, 3, 1, 2), (), "value"),
+    "per_channel_first": ((0, 3, 1, 2), (3, 1, 1), "value"),   # one value a row
+    "per_channel_last": ((0, 2, 1, 3), (3,), "line"),           # a period of 3 along the rows
+    "per_item": ((0, 3, 1, 2), (1, 9, 11), "line"),             # every pixel its own
+}
+
+
+def broadcast_forms(compact, shape):
+    """``compact`` as users and fastblock.dask pass it: broadcast to the
+    result, cut from a broadcast to a larger whole (a block), stepped, and
+    with leading axes of one item."""
+    whole = np.broadcast_to(compact, (2 * shape[0],) + shape[1:])
+    return [np.broadcast_to(compact, shape), whole[shape[0]:], whole[::2],
+            compact.reshape((1,) * (len(shape) - compact.ndim) + compact.shape)]
+
+
+def stride_plan(x, axes, result, values):
+    """The normalised values' shape and the plan they get (as the general
+    path and the fast path normalise them), read as scale and offset."""
+    v = _fastpath.compute_values(values, np.float32)
+    shape = tuple(x.shape[a] for a in axes)
+    out = np.empty(shape, result)
+    steps = broadcast_strides(v, shape)
+    return v.shape, _engine.describe_convert(
+        shape, ([x.strides[a] for a in axes], out.strides, steps, steps), x.itemsize,
+        out.itemsize, type_code(x.dtype), type_code(out.dtype), True, True)
+
+
+@pytest.mark.parametrize("kind", list(STRIDE_KINDS))
+@pytest.mark.parametrize("source, result", [("u1", "f4"), ("i2", "f2"), ("f4", "u1")])
+def test_broadcast_views_read_as_compact(variant, kind, source, result):
+    """A scale or offset is read by its strides: axes of step 0 are one
+    value, so a broadcast view plans and converts as its compact form
+    (the fast path runs the compact form's stored program), by either
+    path. The compact values lie against a guard page: a view read item
+    by item past them would fault."""
+    axes, compact_shape, mode = STRIDE_KINDS[kind]
+    x = guarded_copy(raw_values((4, 9, 11, 3), source, 3), at_end=True)
+    shape = tuple(x.shape[a] for a in axes)
+    rng = np.random.default_rng(11)
+    scale = guarded_copy(np.asarray(rng.uniform(-2, 2, compact_shape), np.float32), at_end=True)
+    offset = guarded_copy(np.asarray(rng.uniform(-50, 50, compact_shape), np.float32),
+                          at_end=False)
+    views = zip(broadcast_forms(scale, shape), broadcast_forms(offset, shape))
+    with _engine.tune(convert_tile_bytes=512, parallel_min_bytes=0):
+        compact_plan = stride_plan(x, axes, result, scale)
+        assert compact_plan[1]["scale"] == compact_plan[1]["offset"] == mode
+        assert compact_plan[1]["tiles"] > 1
+        for view_scale, view_offset in views:
+            assert stride_plan(x, axes, result, view_scale) == compact_plan
+            for threads in (1, 2):
+                want = converted(fb.transpose, x, result, scale, offset, threads=threads,
+                                 axes=axes)
+                stored = _fastpath.stats()["stored"]
+                got = converted(fb.transpose, x, result, view_scale, view_offset,
+                                threads=threads, axes=axes)
+                assert _fastpath.stats()["stored"] == stored
+                same_bytes(got, want)
+                with _fastpath.enabled(False):
+                    same_bytes(converted(fb.transpose, x, result, view_scale, view_offset,
+                                         threads=threads, axes=axes), want)
 
 
 # --------------------------------------------------------------------------

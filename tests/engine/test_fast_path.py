@@ -518,6 +518,41 @@ def test_converting_calls_key_by_result_and_values():
         _same(call(x, **convert), want)
 
 
+def test_converting_calls_key_by_compact_values():
+    """A scale's or offset's key is its compact shape (axes of step 0 cut
+    to one value, leading axes of one dropped): broadcast views run the
+    compact form's stored program; a view that shares that key but does
+    not broadcast to the result still raises, writing nothing to out=."""
+    x = np.arange(2 * 5 * 4 * 3, dtype=np.uint8).reshape(2, 5, 4, 3)
+    call = lambda v, **kw: fb.transpose(v, (0, 3, 1, 2), dtype=np.float32, **kw)  # noqa: E731
+    scale = np.array([0.5, 2.0, -1.0], np.float32).reshape(3, 1, 1)
+    shape = (2, 3, 5, 4)
+    expected = _general(call, x, scale=scale, offset=-scale)
+    out = np.empty(shape, np.float32)
+    for _ in range(2):
+        _same(call(x, scale=scale, offset=-scale), expected)
+        assert call(x, scale=scale, offset=-scale, out=out) is out
+    before = _fastpath.stats()
+    views = [lambda v: np.broadcast_to(v, shape), lambda v: np.broadcast_to(v, (4, 3, 5, 4))[1:3],
+             lambda v: v[None], lambda v: np.broadcast_to(v, shape)[:, :, :1]]
+    for view in views:
+        _same(call(x, scale=view(scale), offset=np.broadcast_to(-scale, shape)), expected)
+        assert call(x, scale=view(scale), offset=view(-scale), out=out) is out
+        assert out.tobytes() == expected.tobytes()
+    after = _fastpath.stats()
+    assert after["stored"] == before["stored"]
+    assert after["hits"] == before["hits"] + 2 * len(views)
+    wrong = [np.broadcast_to(scale, (3, 3, 5, 4)), np.broadcast_to(scale, (2, 3, 6, 4)),
+             np.broadcast_to(scale, (1,) + shape), scale[None, None, None]]
+    for view in wrong:
+        with pytest.raises(ValueError, match="scale"):
+            call(x, scale=view, offset=-scale)
+        out[...] = 7
+        with pytest.raises(ValueError, match="offset"):
+            call(x, scale=scale, offset=view, out=out)
+        assert (out == 7).all()
+
+
 def test_converting_calls_that_take_the_general_path():
     """Values the cache does not key (lists, bfloat16 or complex arrays,
     booleans) and wrong ``out=`` dtypes go to the general path, which

@@ -216,6 +216,26 @@ def test_lanes_in_one_pass(variant, lanes, result, affine, order):
                               axes=(2, 0, 1))
 
 
+@pytest.mark.parametrize("source, lanes", [("u1", 3), ("u1", 4), ("u2", 13)])
+def test_lanes_bfloat16_ties_every_exponent(variant, source, lanes):
+    """bfloat16 planes from the one-pass lanes kernels at rounding ties of
+    every exponent, from the subnormals to overflow: a scale (1 + 2**-8) *
+    2**e per lane puts x * scale on a tie or beside one (x times 9 bits is
+    exact in float32), by the kernel's rounding and by the CPU's conversion
+    (AVX-512 BF16, from 2**-100 up), against guard pages."""
+    info = np.iinfo(source)
+    x = np.resize(np.arange(min(info.max + 1, 4096), dtype=source), (2, 301, lanes))
+    x = guarded_copy(x, at_end=True)
+    for e in range(-141, 121, lanes):
+        exponents = np.arange(e, e + lanes).clip(None, 120)
+        scale = ((1 + 2.0 ** -8) * 2.0 ** exponents).astype(np.float32).reshape(lanes, 1, 1)
+        for avx512 in bf16_ways(BF16):
+            with _engine.tune(convert_avx512=avx512):
+                plan = describe_transpose(x, (2, 0, 1), BF16, scale, None)
+                assert_direct_lanes(plan, lanes if variant == "simd" else 0, "forwards")
+                converted(fb.transpose, x, BF16, scale, at_end=False, axes=(2, 0, 1))
+
+
 WIDE_LANES = (5, 64)        # src/convert.h: FB_CONVERT_WIDE_LANES_MIN, _MAX
 
 

@@ -1,0 +1,295 @@
+"""fastblock inside torch's DataLoader: batches of uint8 images converted to
+a model's input (float32, float16 or bfloat16, NCHW or channels_last, per
+channel mean and std) in one pass, where the bytes are fewest.
+
+Importing :mod:`fastblock` never imports torch; this module does.
+
+>>> import fastblock.torch as fbt
+>>> loader = fbt.DataLoader(dataset, batch_size=64, num_workers=2,
+...                         mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225))
+>>> for images, labels in loader:            # images: float32 [64, 3, H, W]
+...     ...
+
+:func:`DataLoader` takes torch's ``DataLoader`` arguments (``num_workers``,
+``persistent_workers``, ``prefetch_factor``, ``multiprocessing_context``,
+``sampler``...) and builds one with its own ``collate_fn``:
+
+- with worker processes, each worker stacks its batch's images as uint8,
+  channels last, into shared memory (a quarter of a float32 batch's
+  bytes), and the main process converts the batch into the model's input
+  in one call (``fastblock.transpose`` with ``dtype``, ``scale`` and
+  ``offset``), on its own threads;
+- without workers (``num_workers=0``), the batch is collated and converted
+  in one call (``fastblock.collate``), straight from the samples.
+
+Samples are an image (a ``H, W, C`` uint8 array or tensor, or anything
+``numpy.asarray`` makes one of, a PIL image say), or a tuple, list or dict
+holding one (``image=``: its index or key; by default element 0 of a
+sequence, key ``"image"`` of a dict). Everything else in a sample is
+collated by torch's ``default_collate``.
+
+Each image of the result is, bit for bit, ``fastblock.transpose(img, (2, 0,
+1), dtype=dtype, scale=1 / (255 * std), offset=-mean / std)``
+(``docs/convert.md`` gives that conversion's exact rule): ``(x / 255 -
+mean) / std`` folded into one multiply and one add in float32.
+
+Result batches live in buffers that are reused: a buffer is written again
+only once nothing the user holds refers to it (no tensor, view or storage
+of the batch: its NumPy buffer's reference count says so). A batch kept is
+never overwritten; the loader then takes a new buffer.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import torch
+import torch.utils.data as tud
+from torch.utils.data._utils.collate import default_collate
+
+from . import _collate, _permute
+
+__all__ = ["DataLoader", "Loader", "Collate"]
+
+# torch's result dtypes and NumPy's buffers for them (bfloat16: 2-byte items
+# written through ml_dtypes.bfloat16, handed out as torch.bfloat16).
+_BUFFER_DTYPES = {torch.float32: np.float32, torch.float16: np.float16,
+                  torch.bfloat16: np.uint16, torch.float64: np.float64, torch.uint8: np.uint8}
+
+
+def _fastblock_dtype(dtype: torch.dtype):
+    if dtype is torch.bfloat16:
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(_BUFFER_DTYPES[dtype])
+
+
+class _Buffers:
+    """Result buffers reused once nothing outside holds them. A tensor made
+    by ``torch.from_numpy`` holds its array until its storage is freed, and
+    every view shares that storage: so an array whose reference count is
+    back to the pool's own is free."""
+
+    def __init__(self):
+        self._free_count = {}
+        self._arrays = []
+
+    def take(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
+        for array in self._arrays:
+            if array.shape == shape and array.dtype == dtype \
+                    and sys.getrefcount(array) <= self._free_count[id(array)]:
+                return array
+        array = np.empty(shape, dtype)
+        self._arrays.append(array)
+        self._free_count[id(array)] = sys.getrefcount(array)
+        return array
+
+
+class Collate:
+    """The ``collate_fn`` of :func:`DataLoader` (see the module docstring).
+
+    In a worker process it stacks the batch's images as uint8 in shared
+    memory and returns a ``Staged`` batch for :class:`Loader` to convert; in
+    the main process it converts them straight into the result."""
+
+    def __init__(self, dtype: torch.dtype = torch.float32, mean: Optional[Sequence[float]] = None,
+                 std: Optional[Sequence[float]] = None, channels_last: bool = False,
+                 image: Any = None, num_threads: Optional[int] = None):
+        if dtype not in _BUFFER_DTYPES:
+            raise TypeError(f"dtype must be one of {', '.join(map(str, _BUFFER_DTYPES))}, "
+                            f"got {dtype!r}")
+        self.dtype = dtype
+        self.channels_last = bool(channels_last)
+        self.image = image
+        self.num_threads = num_threads
+        self.scale, self.offset = _affine(mean, std)
+        self._buffers = _Buffers()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_buffers"]           # the main process's alone
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._buffers = _Buffers()
+
+    def __call__(self, samples: Sequence) -> Any:
+        if not samples:
+            raise ValueError("a batch of no samples")
+        where = _image_place(samples[0], self.image)
+        images = [np.asarray(_get(sample, where)) for sample in samples]
+        if tud.get_worker_info() is not None:
+            return Staged(_rebuild(samples, where, _stack_shared(images)))
+        return _rebuild(samples, where, self.convert_samples(images))
+
+    def convert_samples(self, images: list) -> torch.Tensor:
+        """The batch of ``images`` (``H, W, C`` each) converted, in one call."""
+        first = images[0]
+        _check_image(first)
+        out = self._buffers.take(self._shape(len(images), first.shape), self._buffer_dtype())
+        if self.channels_last:
+            _collate.collate(images, _permute.transpose, (0, 1, 2), out=self._view(out),
+                             num_threads=self.num_threads, **self._keywords(first.ndim))
+        else:
+            _collate.collate(images, _permute.transpose, (2, 0, 1), out=self._view(out),
+                             num_threads=self.num_threads, **self._keywords(first.ndim))
+        return self._tensor(out)
+
+    def convert_batch(self, batch: np.ndarray) -> torch.Tensor:
+        """A stacked uint8 batch (``N, H, W, C``) converted, in one call."""
+        _check_image(batch[0])
+        out = self._buffers.take(self._shape(batch.shape[0], batch.shape[1:]),
+                                 self._buffer_dtype())
+        axes = (0, 1, 2, 3) if self.channels_last else (0, 3, 1, 2)
+        _permute.transpose(batch, axes, out=self._view(out), num_threads=self.num_threads,
+                           **self._keywords(batch.ndim))
+        return self._tensor(out)
+
+    def _shape(self, n: int, hwc: tuple) -> tuple:
+        h, w, c = hwc
+        return (n, h, w, c) if self.channels_last else (n, c, h, w)
+
+    def _buffer_dtype(self) -> np.dtype:
+        return np.dtype(_BUFFER_DTYPES[self.dtype])
+
+    def _view(self, out: np.ndarray) -> np.ndarray:
+        return out.view(_fastblock_dtype(self.dtype))
+
+    def _keywords(self, ndim: int) -> dict:
+        """dtype, scale and offset for a result whose channels are axis
+        ``ndim - 3`` (channels first) or last."""
+        keywords = {"dtype": _fastblock_dtype(self.dtype)}
+        shape = (-1,) if self.channels_last else (-1, 1, 1)
+        if self.scale is not None:
+            keywords["scale"] = self.scale.reshape(shape)
+            keywords["offset"] = self.offset.reshape(shape)
+        return keywords
+
+    def _tensor(self, out: np.ndarray) -> torch.Tensor:
+        tensor = torch.from_numpy(out)
+        if self.dtype is torch.bfloat16:
+            tensor = tensor.view(torch.bfloat16)
+        return tensor.permute(0, 3, 1, 2) if self.channels_last else tensor
+
+
+class Staged:
+    """A batch whose images a worker stacked as uint8 (``N, H, W, C``), for
+    the main process to convert."""
+
+    def __init__(self, batch):
+        self.batch = batch
+
+
+class Loader:
+    """A torch ``DataLoader`` (``.loader``) whose batches :class:`Collate`
+    converts: iterate it as the DataLoader itself."""
+
+    def __init__(self, loader: tud.DataLoader, collate: Collate):
+        self.loader = loader
+        self.collate = collate
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __iter__(self):
+        for batch in self.loader:
+            if isinstance(batch, Staged):
+                batch = batch.batch
+                where = _image_place(batch, self.collate.image)
+                staged = _get(batch, where)
+                batch = _rebuild([batch], where, self.collate.convert_batch(staged.numpy()),
+                                 collated=True)
+            yield batch
+
+
+def DataLoader(dataset, *, dtype: torch.dtype = torch.float32,
+               mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None,
+               channels_last: bool = False, image: Any = None, num_threads: Optional[int] = None,
+               **loader_kwargs) -> Loader:
+    """torch's ``DataLoader`` over ``dataset`` whose image batches come out
+    converted, in one pass, to ``dtype`` (float32, float16, bfloat16,
+    float64, or uint8 to move the channels alone), NCHW, or NCHW in
+    channels_last memory (``channels_last=True``), as
+    ``(x / 255 - mean) / std`` per channel when ``mean`` and ``std`` are
+    given (in units of the full scale, as torchvision's Normalize after
+    ToTensor), else as ``x`` itself.
+
+    ``image``: where the image is in a sample (module docstring).
+    ``num_threads``: fastblock's threads for each batch's conversion in
+    the main process (default :func:`fastblock.get_num_threads`).
+    ``loader_kwargs``: torch's ``DataLoader`` arguments, ``collate_fn``
+    excepted. Returns a :class:`Loader`, iterated as the DataLoader is."""
+    if "collate_fn" in loader_kwargs:
+        raise TypeError("fastblock.torch.DataLoader makes its own collate_fn; "
+                        "use torch.utils.data.DataLoader with fastblock.torch.Collate to combine")
+    collate = Collate(dtype, mean, std, channels_last, image, num_threads)
+    return Loader(tud.DataLoader(dataset, collate_fn=collate, **loader_kwargs), collate)
+
+
+def _affine(mean, std):
+    """The folded scale and offset of ``(x / 255 - mean) / std``, float64,
+    one a channel; (None, None) without mean and std."""
+    if mean is None and std is None:
+        return None, None
+    if mean is None or std is None:
+        raise ValueError("mean and std go together: give both or neither")
+    mean = np.asarray(mean, np.float64).ravel()
+    std = np.asarray(std, np.float64).ravel()
+    if mean.shape != std.shape:
+        raise ValueError(f"mean and std must have one value a channel each, got {mean.size} "
+                         f"and {std.size}")
+    return 1.0 / (255.0 * std), -mean / std
+
+
+def _check_image(image: np.ndarray) -> None:
+    if image.ndim != 3:
+        raise ValueError(f"images must be H, W, C arrays, got shape {image.shape}")
+    if image.dtype != np.uint8:
+        raise TypeError(f"images must be uint8, got {image.dtype}")
+
+
+def _image_place(sample, image):
+    """Where a sample's image is: None (the sample itself), an index or a key."""
+    if image is not None:
+        return image
+    if isinstance(sample, (tuple, list)):
+        return 0
+    if isinstance(sample, dict):
+        return "image"
+    return None
+
+
+def _get(sample, where):
+    return sample if where is None else sample[where]
+
+
+def _rebuild(samples, where, images, collated: bool = False):
+    """The batch: ``images`` where the samples hold their image, everything
+    else by ``default_collate`` (or as it is, ``collated``: a worker's
+    batch)."""
+    if where is None:
+        return images
+    first = samples[0]
+    if isinstance(first, dict):
+        return {key: (images if key == where else
+                      first[key] if collated else default_collate([s[key] for s in samples]))
+                for key in first}
+    # A list, as default_collate gives for tuples and lists alike.
+    return [images if k == where else
+            first[k] if collated else default_collate([s[k] for s in samples])
+            for k in range(len(first))]
+
+
+def _stack_shared(images: list) -> torch.Tensor:
+    """The images stacked into a new uint8 tensor in shared memory (as
+    torch's own collate does in a worker, so that the batch crosses to the
+    main process as a handle, not as bytes)."""
+    first = images[0]
+    _check_image(first)
+    shape = (len(images),) + first.shape
+    storage = torch.UntypedStorage._new_shared(int(np.prod(shape)))
+    batch = torch.empty(0, dtype=torch.uint8).set_(storage).view(shape)
+    _collate.collate(images, _permute.transpose, (0, 1, 2), out=batch.numpy(), num_threads=1)
+    return batch

@@ -8,6 +8,7 @@
     python asv_bench/report.py --sizes        # every front door against NumPy, 64 B to 64 MiB, plot
     python asv_bench/report.py --preprocess   # move + dtype + scale/offset in one pass, against
                                               # NumPy, OpenCV, PyTorch; a plot (--plot, --quick)
+    python asv_bench/report.py --loader       # torch's DataLoader, 0 and 2 workers, images/s
     python asv_bench/report.py --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
@@ -25,7 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # speed/ beside this file, when imported rather than run
     sys.path.insert(0, HERE)
 
-REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes", "preprocess")
+REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes", "preprocess",
+           "loader")
 # The reports that take the parsed options (their own, and --plot/--quick).
 WITH_OPTIONS = ("pipeline", "preprocess")
 

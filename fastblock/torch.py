@@ -55,7 +55,7 @@ __all__ = ["DataLoader", "Loader", "Collate"]
 # torch's result dtypes and NumPy's buffers for them (bfloat16: 2-byte items
 # written through ml_dtypes.bfloat16, handed out as torch.bfloat16).
 _BUFFER_DTYPES = {torch.float32: np.float32, torch.float16: np.float16,
-                  torch.bfloat16: np.uint16, torch.float64: np.float64, torch.uint8: np.uint8}
+                  torch.bfloat16: np.int16, torch.float64: np.float64, torch.uint8: np.uint8}
 
 
 def _fastblock_dtype(dtype: torch.dtype):
@@ -104,6 +104,7 @@ class Collate:
         self.image = image
         self.num_threads = num_threads
         self.scale, self.offset = _affine(mean, std)
+        self.pin_memory = False         # set by DataLoader where CUDA is there
         self._buffers = _Buffers()
 
     def __getstate__(self):
@@ -128,24 +129,32 @@ class Collate:
         """The batch of ``images`` (``H, W, C`` each) converted, in one call."""
         first = images[0]
         _check_image(first)
-        out = self._buffers.take(self._shape(len(images), first.shape), self._buffer_dtype())
-        if self.channels_last:
-            _collate.collate(images, _permute.transpose, (0, 1, 2), out=self._view(out),
-                             num_threads=self.num_threads, **self._keywords(first.ndim))
-        else:
-            _collate.collate(images, _permute.transpose, (2, 0, 1), out=self._view(out),
-                             num_threads=self.num_threads, **self._keywords(first.ndim))
-        return self._tensor(out)
+        out, tensor = self._result(self._shape(len(images), first.shape))
+        axes = (0, 1, 2) if self.channels_last else (2, 0, 1)
+        _collate.collate(images, _permute.transpose, axes, out=self._view(out),
+                         num_threads=self.num_threads, **self._keywords(first.ndim))
+        return tensor
 
     def convert_batch(self, batch: np.ndarray) -> torch.Tensor:
         """A stacked uint8 batch (``N, H, W, C``) converted, in one call."""
         _check_image(batch[0])
-        out = self._buffers.take(self._shape(batch.shape[0], batch.shape[1:]),
-                                 self._buffer_dtype())
+        out, tensor = self._result(self._shape(batch.shape[0], batch.shape[1:]))
         axes = (0, 1, 2, 3) if self.channels_last else (0, 3, 1, 2)
         _permute.transpose(batch, axes, out=self._view(out), num_threads=self.num_threads,
                            **self._keywords(batch.ndim))
-        return self._tensor(out)
+        return tensor
+
+    def _result(self, shape: tuple):
+        """A result batch's NumPy buffer and the tensor handed out for it:
+        page-locked memory where ``pin_memory`` is on (a new tensor from
+        torch's caching host allocator, which recycles what is freed),
+        else a reused buffer."""
+        if self.pin_memory:
+            pinned = _pinned_empty(shape, torch.int16 if self.dtype is torch.bfloat16
+                                   else self.dtype)
+            return pinned.numpy(), self._tensor_of(pinned)
+        out = self._buffers.take(shape, self._buffer_dtype())
+        return out, self._tensor_of(torch.from_numpy(out))
 
     def _shape(self, n: int, hwc: tuple) -> tuple:
         h, w, c = hwc
@@ -167,8 +176,7 @@ class Collate:
             keywords["offset"] = self.offset.reshape(shape)
         return keywords
 
-    def _tensor(self, out: np.ndarray) -> torch.Tensor:
-        tensor = torch.from_numpy(out)
+    def _tensor_of(self, tensor: torch.Tensor) -> torch.Tensor:
         if self.dtype is torch.bfloat16:
             tensor = tensor.view(torch.bfloat16)
         return tensor.permute(0, 3, 1, 2) if self.channels_last else tensor
@@ -225,7 +233,19 @@ def DataLoader(dataset, *, dtype: torch.dtype = torch.float32,
         raise TypeError("fastblock.torch.DataLoader makes its own collate_fn; "
                         "use torch.utils.data.DataLoader with fastblock.torch.Collate to combine")
     collate = Collate(dtype, mean, std, channels_last, image, num_threads)
+    # Pinned: the images written straight into page-locked memory, which
+    # torch's pinning thread then leaves as they are (pin_memory() of a
+    # pinned tensor is the tensor); it pins the rest of the batch.
+    collate.pin_memory = bool(loader_kwargs.get("pin_memory", False)) and _cuda_available()
     return Loader(tud.DataLoader(dataset, collate_fn=collate, **loader_kwargs), collate)
+
+
+def _cuda_available() -> bool:
+    return torch.cuda.is_available()
+
+
+def _pinned_empty(shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+    return torch.empty(shape, dtype=dtype, pin_memory=True)
 
 
 def _affine(mean, std):

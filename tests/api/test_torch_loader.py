@@ -196,3 +196,30 @@ def test_image_errors():
     data.x = np.zeros((8, 5, 5), np.uint8)
     with pytest.raises(ValueError, match="must be H, W, C"):
         next(iter(fbt.DataLoader(data, batch_size=4)))
+
+
+@pytest.mark.filterwarnings("ignore:.*pin_memory.*:UserWarning")
+def test_pinned_batches_are_written_in_place(monkeypatch):
+    """With pin_memory and CUDA, each batch is written straight into the
+    tensor the page-locked allocator gives (stood in for here: this machine
+    has no CUDA), and that very tensor is handed out, for every dtype and
+    layout. On a CUDA machine: ``images.is_pinned()`` is True for every
+    batch of ``fbt.DataLoader(..., pin_memory=True)``."""
+    given = []
+
+    def pinned_empty(shape, dtype):
+        given.append(torch.empty(shape, dtype=dtype))
+        return given[-1]
+
+    monkeypatch.setattr(fbt, "_cuda_available", lambda: True)
+    monkeypatch.setattr(fbt, "_pinned_empty", pinned_empty)
+    data = Images()
+    for dtype in (torch.float32, torch.bfloat16):
+        for channels_last in (False, True):
+            given.clear()
+            loader = fbt.DataLoader(data, batch_size=16, num_workers=0, dtype=dtype, mean=MEAN,
+                                    std=STD, channels_last=channels_last, pin_memory=True)
+            for images, labels, _ in loader:
+                assert images.untyped_storage().data_ptr() == given[-1].untyped_storage().data_ptr()
+                check_batch(images, data, labels.numpy(), dtype, channels_last)
+            assert len(given) == 3

@@ -1,6 +1,8 @@
 """fastblock.collate: one operator over a batch of samples into one array,
 in one call (a DataLoader's collate, with the conversion of each sample in
-the same pass)."""
+the same pass). Samples and ``out=`` of another library (torch tensors)
+are read and written in place through DLPack, and the batch comes back as
+the first sample's library's array, as the front doors do (_interop)."""
 from __future__ import annotations
 
 import inspect
@@ -10,6 +12,7 @@ import numpy as np
 
 from . import _api, _permute, _rearrange
 from ._convert import check_conversion, converting, is_plain_move, run_converted, stand_in
+from ._interop import _as_numpy, _foreign, as_library_of
 from ._threads import resolve_num_threads
 from ._validate import check_out, check_result_size
 
@@ -42,7 +45,8 @@ def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = 
     Parameters
     ----------
     samples : sequence of array_like
-        Arrays of one shape and dtype.
+        Arrays of one shape and dtype: NumPy's, or CPU arrays of another
+        library that exports DLPack (torch tensors), read in place.
     op : callable
         A fastblock front door: space_to_depth, depth_to_space, tile,
         transpose, pixel_shuffle, pixel_unshuffle, space_to_batch,
@@ -50,7 +54,7 @@ def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = 
     *args, **kwargs
         ``op``'s arguments after its input (``dtype``, ``scale`` and
         ``offset`` included; not ``out`` or ``num_threads``).
-    out : numpy.ndarray, optional
+    out : numpy.ndarray or DLPack array, optional
         Destination of shape ``(len(samples),) + op's result shape`` and the
         result's dtype, not overlapping any sample; nothing is written to
         it unless every argument is valid.
@@ -59,8 +63,10 @@ def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = 
 
     Returns
     -------
-    numpy.ndarray
-        ``out``, or a new C-contiguous array.
+    numpy.ndarray or the first sample's library's array
+        ``out``, or a new C-contiguous array: a NumPy array, or where
+        ``samples[0]`` is another library's array (a torch tensor), that
+        library's array sharing its memory.
 
     Raises
     ------
@@ -80,9 +86,21 @@ def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = 
     """
     if op not in _PREPARES:
         raise TypeError(f"op must be a fastblock front door, got {op!r}")
-    arrays = [np.asarray(sample) for sample in samples]
-    if not arrays:
+    given = list(samples)
+    if not given:
         raise ValueError("samples is empty; collate needs at least one sample")
+    arrays = [_as_numpy(sample, f"samples[{i}]") if _foreign(sample) else np.asarray(sample)
+              for i, sample in enumerate(given)]
+    if not _foreign(out):
+        result = _collate(arrays, op, args, out, num_threads, kwargs)
+        return as_library_of(given[0], result) if out is None and _foreign(given[0]) else result
+    _collate(arrays, op, args, _as_numpy(out, "out"), num_threads, kwargs)
+    return out
+
+
+def _collate(arrays: list, op: Callable, args: tuple, out: Optional[np.ndarray],
+             num_threads: Optional[int], kwargs: dict) -> np.ndarray:
+    """:func:`collate` of NumPy samples into a NumPy ``out`` (or a new array)."""
     first = arrays[0]
     for i, array in enumerate(arrays):
         if array.shape != first.shape or array.dtype != first.dtype:

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _engine
 from ._fastpath import compute_values
+from ._interop import numpy_dtype, torch_dtype_name
 from ._memory import stand_in
 from ._strided_copy import StridedCopy
 
@@ -54,13 +55,28 @@ def converting(dtype, scale, offset) -> Optional[Convert]:
     return Convert(dtype, scale, offset)
 
 
+def result_dtype(dtype) -> np.dtype:
+    """``dtype=`` (not None) as a NumPy dtype: NumPy's, or a torch dtype as
+    NumPy's of the same items (torch.bfloat16: ml_dtypes'); else TypeError."""
+    try:
+        return np.dtype(dtype)
+    except TypeError as error:
+        name = torch_dtype_name(dtype)
+        if not name:
+            what = ("a torch dtype without a NumPy one" if name == ""
+                    else "not a NumPy dtype (nor a torch dtype)")
+            raise TypeError(f"fastblock: dtype={dtype!r} is {what}; a result dtype is "
+                            f"{_RESULTS_TEXT} (NumPy's or torch's)") from error
+        return numpy_dtype(name, f"dtype={dtype!r}")
+
+
 def is_plain_move(source: np.dtype, convert: Convert) -> bool:
     """Whether ``convert`` asks for nothing but the move: the source's own
     dtype, no scale, no offset (astype to the same dtype copies the bytes)."""
     if convert.scale is not None or convert.offset is not None:
         return False
     try:
-        return np.dtype(convert.dtype) == source
+        return result_dtype(convert.dtype) == source
     except TypeError:
         return False
 
@@ -88,10 +104,7 @@ def check_conversion(source: np.dtype, result_shape: tuple, convert: Convert) ->
     """``convert`` checked for a source of dtype ``source`` and a result of
     ``result_shape``: TypeError for an unsupported pair or a non-numeric
     scale or offset, ValueError for one that does not broadcast."""
-    try:
-        result = source if convert.dtype is None else np.dtype(convert.dtype)
-    except TypeError as error:
-        raise TypeError(f"fastblock: dtype={convert.dtype!r} is not a NumPy dtype") from error
+    result = source if convert.dtype is None else result_dtype(convert.dtype)
     src_code, dst_code = type_code(source), type_code(result)
     if src_code is None or dst_code not in _RESULTS:
         raise TypeError(f"fastblock: cannot convert {source} to {result}: the source must be "

@@ -24,9 +24,10 @@ Returns
 numpy.ndarray
     ``out``, or a new C-contiguous array of ``x``'s dtype (or ``dtype``).""",
     "convert": """\
-dtype : data-type, optional
+dtype : data-type or torch.dtype, optional
     The result's dtype, converted in the same pass: float16, bfloat16,
-    float32, float64, uint8, int8, uint16 or int16, from any numeric
+    float32, float64, uint8, int8, uint16 or int16 (NumPy's, or torch's
+    as NumPy's: torch.bfloat16 is ml_dtypes.bfloat16), from any numeric
     dtype. A float result is ``astype``'s; an integer result is rounded
     half to even and saturated (NaN to 0). See docs/convert.md.
 scale, offset : array_like, optional

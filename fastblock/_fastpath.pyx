@@ -17,13 +17,14 @@ argument an ``int``, a ``str``, None, or a tuple, list or keyword dict of
 key), ``num_threads`` None or a positive ``int``, and ``out`` None or a
 writable, contiguous ndarray of the result's shape and of the result's
 dtype object whose bytes lie apart from ``x``'s. Converting calls
-(``dtype=``, ``scale=``, ``offset=``) are keyed by their result dtype and
-the compact shapes (axes of step 0 cut to one value) of a scale and an
-offset given as Python floats or ints or NumPy arrays or scalars of a
-bool, integer or float dtype; their values are converted to the compute
-type at each call and read by a stored ``_engine.ConvertProgram``. Every
-other call, each error and each empty result included, gets None and
-takes the general path, which decides (and words every message) alone.
+(``dtype=``, ``scale=``, ``offset=``) are keyed by their result dtype (a
+torch dtype as NumPy's) and the compact shapes (axes of step 0 cut to one
+value) of a scale and an offset given as Python floats or ints or NumPy
+arrays or scalars of a bool, integer or float dtype; their values are
+converted to the compute type at each call and read by a stored
+``_engine.ConvertProgram``. Every other call, each error and each empty
+result included, gets None and takes the general path, which decides (and
+words every message) alone.
 :func:`enabled` switches this path off and on (tests and the stress
 harness compare the two).
 """
@@ -433,7 +434,12 @@ def call(int op, tuple args, x, out, num_threads, prepare, convert=None):
             try:
                 result_descr = np.dtype(dtype)
             except Exception:
-                return None
+                # A torch dtype as NumPy's (_convert.result_dtype); the
+                # general path words any error.
+                try:
+                    result_descr = converts().result_dtype(dtype)
+                except Exception:
+                    return None
         if scale_given is not None or offset_given is not None:
             # The compute type with a scale or an offset (convert.h).
             compute = (cnp.NPY_FLOAT64 if (<cnp.dtype>result_descr).type_num == cnp.NPY_FLOAT64

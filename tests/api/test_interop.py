@@ -1,12 +1,15 @@
 """Other libraries' arrays in and out through DLPack: a CPU array of a
 library comes back as that library's array, read and returned without a
-copy; out= may be one; device memory is refused by name."""
+copy; out= may be one; host memory of a GPU's (pinned, managed) is read
+and written as the CPU's; device memory is refused by name."""
+import ctypes
 import sys
 
 import numpy as np
 import pytest
 
 import fastblock as fb
+from fastblock._reference import converted_ref
 from reference import depth_to_space_ref, space_to_depth_ref
 
 OPERATORS = {
@@ -88,6 +91,88 @@ def test_a_foreign_out_is_written_in_place_and_returned():
     assert fb.space_to_depth(x, 2, out=out) is out
     np.testing.assert_array_equal(out_memory, space_to_depth_ref(x, 2))
     assert fb.space_to_depth(Box(x), 2, out=out_memory) is out_memory
+
+
+# DLPack's host memory of a GPU: kDLCUDAHost (pinned), kDLROCMHost, kDLCUDAManaged.
+HOST_DEVICES = {"cuda_host": 3, "rocm_host": 11, "cuda_managed": 13}
+
+_capsule = ctypes.pythonapi
+_capsule.PyCapsule_GetName.restype = ctypes.c_char_p
+_capsule.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_capsule.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_capsule.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _on_device(capsule, kind):
+    """A fresh DLPack capsule of NumPy's, its tensor's device type set to
+    ``kind`` (dlpack.h: the DLTensor after a versioned tensor's version,
+    context, deleter and flags; its device after the data pointer)."""
+    pointer = ctypes.sizeof(ctypes.c_void_p)
+    name = _capsule.PyCapsule_GetName(capsule)
+    managed = _capsule.PyCapsule_GetPointer(capsule, name)
+    tensor = managed + (16 + 2 * pointer if name == b"dltensor_versioned" else 0)
+    ctypes.c_int32.from_address(tensor + pointer).value = kind
+    return capsule
+
+
+class HostMemory(Box):
+    """NumPy memory exported as a GPU's host memory: ``__dlpack_device__``
+    says ``kind``, and so does the capsule where ``in_capsule`` (torch's
+    pinned tensors say kDLCUDAHost by ``__dlpack_device__`` alone)."""
+
+    def __init__(self, array, kind, in_capsule=True):
+        super().__init__(array, (kind, 0))
+        self.in_capsule = in_capsule
+
+    def __dlpack__(self, **kwargs):
+        capsule = self.array.__dlpack__(**kwargs)
+        return _on_device(capsule, self.device[0]) if self.in_capsule else capsule
+
+
+@pytest.mark.parametrize("in_capsule", [True, False], ids=["capsule", "device_only"])
+@pytest.mark.parametrize("kind", list(HOST_DEVICES))
+def test_host_memory_of_a_gpu_is_read_and_written_in_place(kind, in_capsule):
+    """Pinned and managed memory is the CPU's to address: NumPy reads it,
+    and so does fastblock, as x and as out= (the bytes land in the
+    exporter's own memory)."""
+    x = _values()
+    want = space_to_depth_ref(x, 2)
+    np.testing.assert_array_equal(np.from_dlpack(HostMemory(x, HOST_DEVICES[kind], in_capsule)), x)
+    memory = np.zeros((4, 32, 3, 5), np.float32)
+    out = HostMemory(memory, HOST_DEVICES[kind], in_capsule)
+    assert fb.space_to_depth(x, 2, out=out) is out
+    assert memory.tobytes() == want.tobytes()
+    got = fb.space_to_depth(HostMemory(x, HOST_DEVICES[kind], in_capsule), 2)
+    assert isinstance(got, Box)
+    assert got.array.tobytes() == want.tobytes()
+    memory[...] = 0
+    converted = np.zeros((4, 32, 3, 5), np.float16)
+    out = HostMemory(converted, HOST_DEVICES[kind], in_capsule)
+    assert fb.space_to_depth(HostMemory(x, HOST_DEVICES[kind], in_capsule), 2, out=out,
+                             dtype=np.float16, scale=0.5) is out
+    assert converted.tobytes() == converted_ref(want, np.float16, 0.5).tobytes()
+
+
+def test_collate_writes_host_memory():
+    samples = [_values((8, 6, 10), np.uint8) + i for i in range(3)]
+    memory = np.zeros((3, 6, 10, 8), np.float32)
+    out = HostMemory(memory, HOST_DEVICES["cuda_host"])
+    assert fb.collate(samples, fb.transpose, (1, 2, 0), out=out, dtype=np.float32,
+                      scale=1 / 255) is out
+    want = converted_ref(np.stack(samples).transpose(0, 2, 3, 1), np.float32, 1 / 255)
+    assert memory.tobytes() == want.tobytes()
+
+
+def test_device_memory_in_the_capsule_is_refused_and_nothing_written():
+    x = _values()
+    with pytest.raises((BufferError, RuntimeError)):
+        np.from_dlpack(HostMemory(x, 2))      # NumPy reads the device from the capsule
+    memory = np.full((4, 32, 3, 5), 7, np.float32)
+    with pytest.raises(TypeError, match="out is on device cuda:0"):
+        fb.space_to_depth(x, 2, out=HostMemory(memory, 2))
+    with pytest.raises(TypeError, match=r"samples\[1\] is on device rocm:0"):
+        fb.collate([x[0], HostMemory(x[1], 10)], fb.transpose, (1, 2, 0))
+    assert (memory == 7).all()
 
 
 @pytest.mark.parametrize("device, name", [((2, 0), "cuda:0"), ((10, 3), "rocm:3"), ((99, 1), "type 99:1")])

@@ -166,8 +166,10 @@ def test_a_worker_that_raises():
     assert _shm() == before
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies():
-    """A worker killed mid-epoch: torch's error, and no shared memory left."""
+    """A worker killed mid-epoch: torch's error, and no shared memory left
+    (slow: torch checks its workers' status every 5 s)."""
     before = _shm()
     loader = fbt.DataLoader(Images(kill_at=30), batch_size=8, num_workers=2, timeout=60)
     with pytest.raises(RuntimeError, match="DataLoader worker .* (killed by signal|exited unexpectedly)"):

@@ -1,5 +1,5 @@
 """The convert stage (``fastblock/_engine/plan/convert.pxi``, ``run/convert.pxi``,
-``src/convert.c``): every path it can choose, forced, with sources and
+``src/convert*.c``): every path it can choose, forced, with sources and
 results against guard pages and every byte compared with the contract's
 NumPy expression (``reference.converted_ref``).
 

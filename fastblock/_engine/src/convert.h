@@ -1,4 +1,5 @@
-/* The convert stage's kernels (convert.c): a run of items of one numeric
+/* The convert stage's kernels (convert.c, and by instruction set
+   convert_x86.c, convert_lanes_x86.c, convert_neon.c): a run of items of one numeric
    type into another, with an optional multiply and add in between,
    y = round(cvt(x) * scale + offset), each operation rounded on its own.
 
@@ -10,7 +11,7 @@
      built with -ffp-contract=off and these variants never target FMA);
    - a float result is v converted by the float rule: each number rounded
      once to nearest even, from its exact value; each NaN keeps its sign
-     and the top of its payload, and is quieted (convert.c: the NaN rule).
+     and the top of its payload, and is quieted (convert_scalar.h: the NaN rule).
      Without scale or offset a float result is x converted straight by
      that rule (float64 and 32/64-bit integers to bfloat16 in one
      rounding, not by way of float32);

@@ -224,6 +224,8 @@ def test_lanes_bfloat16_ties_every_exponent(variant, source, lanes):
     exact in float32), by the kernel's rounding and by the CPU's conversion
     (AVX-512 BF16, from 2**-100 up), against guard pages."""
     info = np.iinfo(source)
+    # Pixels of many 2-byte lanes go in one pass by AVX2 alone (else the stage).
+    runs = variant == "simd" and (source == "u1" or _engine.cpu_features()["avx2"])
     x = np.resize(np.arange(min(info.max + 1, 4096), dtype=source), (2, 301, lanes))
     x = guarded_copy(x, at_end=True)
     for e in range(-141, 121, lanes):
@@ -232,7 +234,7 @@ def test_lanes_bfloat16_ties_every_exponent(variant, source, lanes):
         for avx512 in bf16_ways(BF16):
             with _engine.tune(convert_avx512=avx512):
                 plan = describe_transpose(x, (2, 0, 1), BF16, scale, None)
-                assert_direct_lanes(plan, lanes if variant == "simd" else 0, "forwards")
+                assert_direct_lanes(plan, lanes if runs else 0, "forwards")
                 converted(fb.transpose, x, BF16, scale, at_end=False, axes=(2, 0, 1))
 
 

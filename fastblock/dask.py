@@ -35,7 +35,10 @@ rechunk step at all.
 
 ``dtype=``, ``scale=`` and ``offset=`` convert each block in the same pass,
 as the NumPy functions do; the scale and offset broadcast against the whole
-result, and each block reads its own part of them.
+result, and each block reads its own part of them: the compact form (a
+``(3, 1, 1)`` per-channel scale is 3 values, whatever the chunks), cut to
+the block's range along an axis where it varies and the result has
+several chunks.
 
 Each block runs with ``num_threads=1`` unless the caller passes
 ``num_threads``: Dask already runs one block per worker thread, and OpenMP
@@ -43,6 +46,7 @@ threads inside every block would oversubscribe the cores.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional, Sequence
 
@@ -148,42 +152,73 @@ def _conversion(x: da.Array, result_shape, dtype, scale, offset):
     return conversion, conversion.dtype
 
 
-def _block_conversion(conversion: Optional[Conversion], block_info) -> dict:
-    """A block's dtype, scale and offset keywords: its own part of the
-    scale and offset (broadcast to the whole result, then cut)."""
+def _conversion_plan(conversion: Optional[Conversion], chunks: tuple) -> tuple:
+    """``(keywords, cuts)`` of the blocks of a result of ``chunks``.
+
+    ``keywords``: what every block passes on as it is (the dtype, and each
+    compact scale or offset that is the same for every block). ``cuts``:
+    None, or ``{name: (values, ((axis of values, result axis, chunk starts
+    along it), ...))}`` for a scale or offset that varies along an axis the
+    result has in several chunks; each block cuts its own range of those
+    axes (:func:`_block_keywords`). A per-channel scale of an axis held in
+    one chunk is 3 values in every task, with no cut."""
     if conversion is None:
-        return {}
-    whole = block_info[None]["shape"]
-    cut = tuple(slice(lo, hi) for lo, hi in block_info[None]["array-location"])
+        return {}, None
     keywords = {"dtype": conversion.dtype}
+    cuts = {}
     for name, values in (("scale", conversion.scale), ("offset", conversion.offset)):
-        if values is not None:
-            keywords[name] = np.broadcast_to(values, whole)[cut]
+        if values is None:
+            continue
+        lead = len(chunks) - values.ndim
+        axes = []
+        for k, n in enumerate(values.shape):
+            along = chunks[lead + k]
+            if n > 1 and len(along) > 1:
+                _known(along, f"{name} that varies along a chunked axis")
+                axes.append((k, lead + k, tuple(np.cumsum((0,) + tuple(along)).tolist())))
+        if axes:
+            cuts[name] = (values, tuple(axes))
+        else:
+            keywords[name] = values
+    return keywords, (cuts or None)
+
+
+def _block_keywords(keywords: dict, cuts, block_id) -> dict:
+    """A block's dtype, scale and offset keywords: ``keywords``, and its own
+    range of each value in ``cuts`` (a view of the compact values)."""
+    if cuts is None:
+        return keywords
+    keywords = dict(keywords)
+    for name, (values, axes) in cuts.items():
+        index = [slice(None)] * values.ndim
+        for k, axis, starts in axes:
+            i = block_id[axis]
+            index[k] = slice(starts[i], starts[i + 1])
+        keywords[name] = values[tuple(index)]
     return keywords
 
 
-def _space_to_depth_block(block, block_size, mode, data_format, num_threads, conversion=None,
-                          block_info=None):
-    return _api.space_to_depth(block, block_size, mode, data_format, num_threads=num_threads,
-                               **_block_conversion(conversion, block_info))
+def _block_call(function, keywords: dict, cuts, pad: int = 0):
+    """What map_blocks runs on each block: ``function`` (a fastblock call on
+    one array) with ``keywords``, the same call a map_blocks of it makes,
+    where every block reads the same scale and offset; else by way of
+    :func:`_cut_block`, which takes the block's index."""
+    if cuts is None and not pad:
+        return functools.partial(function, **keywords)
+    return functools.partial(_cut_block, function, keywords, cuts, pad)
 
 
-def _depth_to_space_block(block, block_size, mode, data_format, num_threads, conversion=None,
-                          block_info=None):
-    return _api.depth_to_space(block, block_size, mode, data_format, num_threads=num_threads,
-                               **_block_conversion(conversion, block_info))
+def _cut_block(function, keywords, cuts, pad, block, block_id=None):
+    result = function(block, **_block_keywords(keywords, cuts, block_id))
+    # ``pad`` trailing axes of 1 where the result has fewer axes than the
+    # block (a view; cut off again by a getitem).
+    return result.reshape(result.shape + (1,) * pad) if pad else result
 
 
-def _pattern_block(block, operation, pattern, lengths, num_threads, conversion=None,
-                   block_info=None):
-    return getattr(_rearrange, operation)(block, pattern, num_threads=num_threads,
-                                          **_block_conversion(conversion, block_info), **lengths)
-
-
-def _tile_block(block, counts, num_threads, conversion=None, block_id=None, block_info=None):
+def _tile_block(block, counts, num_threads, keywords, cuts, block_id=None):
     reps = tuple(per_axis[i] for per_axis, i in zip(counts, block_id))
     return _api.tile(block, reps, num_threads=num_threads,
-                     **_block_conversion(conversion, block_info))
+                     **_block_keywords(keywords, cuts, block_id))
 
 
 # --------------------------------------------------------------------------
@@ -300,8 +335,11 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
     check_result_size(_known_sizes(result_shape), result_dtype)
     x = _rechunk_where_needed(x, dict(enumerate(src)))
     name = "space_to_depth-" + tokenize(x, bs, mode, layout, threads, conversion)
-    return x.map_blocks(_space_to_depth_block, bs, mode, data_format, threads, conversion,
-                        name=name, chunks=dst, dtype=result_dtype,
+    keywords, cuts = _conversion_plan(conversion, dst)
+    call = functools.partial(_api.space_to_depth, block_size=bs, mode=mode,
+                             data_format=data_format, num_threads=threads)
+    return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=dst,
+                        dtype=result_dtype,
                         meta=_meta(x.ndim, result_dtype))
 
 
@@ -351,8 +389,11 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
     check_result_size(_known_sizes(result_shape), result_dtype)
     x = _rechunk_where_needed(x, dict(enumerate(src)))
     name = "depth_to_space-" + tokenize(x, bs, mode, layout, threads, conversion)
-    return x.map_blocks(_depth_to_space_block, bs, mode, data_format, threads, conversion,
-                        name=name, chunks=dst, dtype=result_dtype,
+    keywords, cuts = _conversion_plan(conversion, dst)
+    call = functools.partial(_api.depth_to_space, block_size=bs, mode=mode,
+                             data_format=data_format, num_threads=threads)
+    return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=dst,
+                        dtype=result_dtype,
                         meta=_meta(x.ndim, result_dtype))
 
 
@@ -453,8 +494,15 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None,
         return x
     out_chunks = tuple(tuple(c * k for c, k in zip(x.chunks[a], counts[a])) for a in range(x.ndim))
     name = "tile-" + tokenize(x, counts, threads, conversion)
-    return x.map_blocks(_tile_block, counts, threads, conversion, name=name, chunks=out_chunks,
-                        dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
+    keywords, cuts = _conversion_plan(conversion, out_chunks)
+    if all(len(set(per_axis)) <= 1 for per_axis in counts):
+        # The same repeats in every block: the same call on each.
+        reps = tuple(per_axis[0] if per_axis else 1 for per_axis in counts)
+        call = functools.partial(_api.tile, repeats=reps, num_threads=threads)
+        return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=out_chunks,
+                            dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
+    return x.map_blocks(_tile_block, counts, threads, keywords, cuts, name=name,
+                        chunks=out_chunks, dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
 
 
 # --------------------------------------------------------------------------
@@ -500,13 +548,22 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
     batch_names = {left[axis][0] for axis in range(batch)}
     lengths = {name: n for name, n in axes_lengths.items() if name not in batch_names}
     name = f"{operation}-" + tokenize(x, pattern, sorted(lengths.items()), threads, conversion)
-    # The whole axes after the batch ones are dropped and the result's put
-    # in their place (Dask's way for a block of another rank).
-    return x.map_blocks(_pattern_block, operation, pattern, lengths, threads, conversion,
-                        name=name, chunks=chunks, dtype=result_dtype,
-                        meta=_meta(len(result_shape), result_dtype),
-                        drop_axis=list(range(batch, x.ndim)),
-                        new_axis=list(range(batch, len(result_shape))))
+    keywords, cuts = _conversion_plan(conversion, chunks)
+    # Each block maps to one block of the result, axis for axis: the axes
+    # after the batch ones are one chunk on both sides. Dask's drop_axis
+    # would hand each block over as a copy (it concatenates along the axes
+    # it drops, one block or not), so the result keeps the block's rank
+    # where it has fewer axes (``pad`` axes of 1, cut off by a getitem,
+    # views both) and gains new axes where it has more.
+    rank = len(result_shape)
+    pad = max(0, x.ndim - rank)
+    call = functools.partial(getattr(_rearrange, operation), pattern=pattern,
+                             num_threads=threads, **lengths)
+    y = x.map_blocks(_block_call(call, keywords, cuts, pad), name=name,
+                     chunks=chunks + ((1,),) * pad, dtype=result_dtype,
+                     meta=_meta(rank + pad, result_dtype),
+                     new_axis=list(range(x.ndim, rank)) or None)
+    return y[(slice(None),) * rank + (0,) * pad] if pad else y
 
 
 @fill_doc

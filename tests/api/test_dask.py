@@ -605,3 +605,130 @@ def test_pattern_errors_match_in_memory(operation, pattern, lengths):
     assert str(lazy.value) == str(in_memory.value)
     with pytest.raises(TypeError, match="out"):
         getattr(fbd, operation)(da.from_array(x_np), "b c h w -> b h w c", out=x_np)
+
+
+# --------------------------------------------------------------------------
+# what each block is given, and what the graph carries
+# --------------------------------------------------------------------------
+
+def _recording(monkeypatch, module, name):
+    """Replace ``module.name`` by a wrapper that records the array and the
+    scale and offset of each call (before the lazy result is built: the
+    blocks' calls are bound then)."""
+    seen = []
+    real = getattr(module, name)
+
+    def record(x, *args, **kwargs):
+        seen.append((x, kwargs.get("scale"), kwargs.get("offset")))
+        return real(x, *args, **kwargs)
+
+    monkeypatch.setattr(module, name, record)
+    return seen
+
+
+def test_blocks_get_their_own_compact_scale_and_offset(monkeypatch):
+    from fastblock import _api, _rearrange
+    rng = np.random.default_rng(67)
+    # Per channel of a channel axis in one chunk: every block gets the 3 values.
+    a = rng.integers(0, 256, (6, 8, 8, 3), dtype=np.uint8)
+    s = rng.random((3, 1, 1))
+    o = rng.random((3, 1, 1))
+    seen = _recording(monkeypatch, _rearrange, "rearrange")
+    y = fbd.rearrange(da.from_array(a, chunks=(2, 8, 8, 3)), "b h w c -> b c h w",
+                      dtype=np.float32, scale=s, offset=o)
+    same(y.compute(scheduler="sync"), fb.rearrange(a, "b h w c -> b c h w", dtype=np.float32,
+                                                    scale=s, offset=o))
+    assert len(seen) == 3
+    for _, scale, offset in seen:
+        assert scale.shape == (3, 1, 1) and offset.shape == (3, 1, 1)
+    # The same scale as a broadcast view of the whole result, and per sample
+    # along the chunked batch axis: each block gets its own samples' values.
+    per_sample = rng.random((6, 1, 1, 1))
+    seen.clear()
+    y = fbd.rearrange(da.from_array(a, chunks=(2, 8, 8, 3)), "b h w c -> b c h w",
+                      dtype=np.float32, scale=np.broadcast_to(s, (6, 3, 8, 8)),
+                      offset=per_sample)
+    same(y.compute(scheduler="sync"), fb.rearrange(a, "b h w c -> b c h w", dtype=np.float32,
+                                                    scale=s, offset=per_sample))
+    for block, scale, offset in seen:
+        assert scale.shape == (3, 1, 1) and offset.shape == (2, 1, 1, 1)
+        first = int(np.flatnonzero((a == block[0]).all(axis=(1, 2, 3)))[0])
+        np.testing.assert_array_equal(offset, per_sample[first:first + 2].astype(np.float32))
+    # Per result channel, the channel axis in several chunks: each block gets
+    # its own channels.
+    x = rng.integers(0, 256, (2, 8, 6, 4), dtype=np.uint8)
+    per_channel = rng.random((16, 1, 1))
+    seen = _recording(monkeypatch, _api, "tile")
+    y = fbd.tile(da.from_array(x, chunks=(1, 3, 6, 2)), (1, 2, 1, 1), dtype=np.float32,
+                 scale=per_channel)
+    same(y.compute(scheduler="sync"), fb.tile(x, (1, 2, 1, 1), dtype=np.float32,
+                                               scale=per_channel))
+    assert sorted({scale.shape[0] for _, scale, _ in seen}) == [2, 3]
+    assert all(scale.shape[1:] == (1, 1) and offset is None for _, scale, offset in seen)
+
+
+def _graph_bytes(y, x):
+    cloudpickle = pytest.importorskip("cloudpickle")
+    inputs = set(dict(x.__dask_graph__()))
+    graph = {k: v for k, v in dict(y.__dask_graph__()).items() if k not in inputs}
+    return len(graph), len(cloudpickle.dumps(graph))
+
+
+@pytest.mark.parametrize("op", ["space_to_depth", "depth_to_space", "tile", "rearrange",
+                                "repeat"])
+def test_graph_carries_what_a_map_blocks_of_the_call_carries(op):
+    """As many tasks, and about the bytes, of x.map_blocks of the same
+    fastblock call, whatever the size of the result: the compact scale and
+    offset, not a view of them broadcast to the result."""
+    import functools
+    calls = {
+        "space_to_depth": ((8, 3, 16, 16), lambda m: functools.partial(m.space_to_depth,
+                                                                     block_size=2), 12),
+        "depth_to_space": ((8, 12, 8, 8), lambda m: functools.partial(m.depth_to_space,
+                                                                    block_size=2), 3),
+        "tile": ((8, 3, 8, 8), lambda m: functools.partial(m.tile, repeats=(1, 1, 2, 2)), 3),
+        "rearrange": ((8, 8, 8, 3), lambda m: functools.partial(
+            m.rearrange, pattern="b h w c -> b c h w"), 3),
+        "repeat": ((8, 3, 8, 8), lambda m: functools.partial(
+            m.repeat, pattern="b c h w -> b c (h 2) (w 2)"), 3),
+    }
+    shape, call, channels = calls[op]
+    sizes = []
+    for factor in (1, 4):
+        big = shape[:2] + tuple(n * factor for n in shape[2:]) if op != "rearrange" else \
+            shape[:1] + tuple(n * factor for n in shape[1:3]) + shape[3:]
+        x = da.zeros(big, dtype=np.uint8, chunks=(2,) + big[1:])
+        expected = call(fb)(np.zeros((2,) + big[1:], np.uint8))
+        s = np.arange(1, channels + 1, dtype=np.float32).reshape(channels, 1, 1)
+        o = -s
+        whole = (big[0],) + expected.shape[1:]
+        y = call(fbd)(x, dtype=np.float32, scale=np.broadcast_to(s, whole), offset=o)
+        ref = x.map_blocks(call(fb), dtype=np.float32, scale=s, offset=o,
+                           chunks=((2,) * (big[0] // 2),) + tuple((n,) for n in
+                                                                   expected.shape[1:]))
+        (tasks, nbytes), (ref_tasks, ref_bytes) = _graph_bytes(y, x), _graph_bytes(ref, x)
+        assert tasks == ref_tasks == big[0] // 2
+        assert nbytes <= 1.25 * ref_bytes, (nbytes, ref_bytes)
+        sizes.append(nbytes)
+    assert sizes[1] <= sizes[0] + 64, sizes
+
+
+@pytest.mark.parametrize("pattern, lengths", [
+    ("b c h w -> b h w c", {}),                       # the same rank
+    ("b c h w -> b (c h w)", {}),                     # fewer axes
+    ("b c (h p) w -> b c h p w", {"p": 2}),           # more axes
+])
+def test_pattern_blocks_are_the_input_blocks(monkeypatch, pattern, lengths):
+    """The fastblock call reads each input block where it lies: no copy on
+    the way (Dask's drop_axis would concatenate the block, alone, into a new
+    array)."""
+    from fastblock import _rearrange
+    a = np.arange(6 * 3 * 4 * 4, dtype=np.float32).reshape(6, 3, 4, 4)
+    # Blocks that are views of ``a`` (from_array copies each chunk).
+    x = da.concatenate([da.from_delayed(dask.delayed(a[i:i + 2]), (2, 3, 4, 4), a.dtype)
+                        for i in range(0, 6, 2)])
+    seen = _recording(monkeypatch, _rearrange, "rearrange")
+    y = fbd.rearrange(x, pattern, **lengths)
+    got = checked(y).compute(scheduler="sync")
+    same(got, fb.rearrange(a, pattern, **lengths))
+    assert len(seen) == 3 and all(np.shares_memory(block, a) for block, _, _ in seen)

@@ -9,6 +9,8 @@
     python asv_bench/report.py --preprocess   # move + dtype + scale/offset in one pass, against
                                               # NumPy, OpenCV, PyTorch; a plot (--plot, --quick)
     python asv_bench/report.py --loader       # torch's DataLoader, 0 and 2 workers, images/s
+    python asv_bench/report.py --dask         # fastblock.dask on a LocalCluster against Dask's
+                                              # own way, map_blocks and the floor (~2 min)
     python asv_bench/report.py --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
@@ -27,9 +29,11 @@ if HERE not in sys.path:  # speed/ beside this file, when imported rather than r
     sys.path.insert(0, HERE)
 
 REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes", "preprocess",
-           "loader")
+           "loader", "dask")
 # The reports that take the parsed options (their own, and --plot/--quick).
-WITH_OPTIONS = ("pipeline", "preprocess")
+WITH_OPTIONS = ("pipeline", "preprocess", "dask")
+# A report's module under speed/ where it is not named after the report.
+MODULES = {"dask": "dask_cases"}
 
 
 def main(argv=None) -> int:
@@ -40,6 +44,7 @@ def main(argv=None) -> int:
     parser.add_argument("--all", action="store_true", help="every report, in the order above")
     importlib.import_module("speed.pipeline").add_arguments(parser)
     importlib.import_module("speed.preprocess").add_arguments(parser)
+    importlib.import_module("speed.dask_cases").add_arguments(parser)
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
@@ -51,7 +56,7 @@ def main(argv=None) -> int:
           f"{fb.get_num_threads()} threads")
     for name in chosen:
         print()
-        report = importlib.import_module(f"speed.{name}").report
+        report = importlib.import_module(f"speed.{MODULES.get(name, name)}").report
         if name in WITH_OPTIONS:
             report(args)
         else:

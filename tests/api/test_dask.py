@@ -539,6 +539,19 @@ def test_local_cluster_tile_and_round_trip(client):
     assert all(client.gather(client.compute(checks)))
 
 
+@pytest.mark.slow
+def test_local_cluster_report_cases(client):
+    """The cases of ``report.py --dask`` (asv_bench/speed/dask_cases.py), on
+    small inputs made on the workers: fastblock.dask and map_blocks of the
+    same fastblock call give Dask's own result bit for bit, in its chunks."""
+    cases = pytest.importorskip("speed.dask_cases")  # the source tree's asv_bench/
+    for case in cases.CASES:
+        small = cases.shrink(case)
+        x, _ = cases.make_input(client, small)
+        cases.check(small, x, cases.on_cluster(client))
+        del x
+
+
 # --------------------------------------------------------------------------
 # rearrange / repeat (einops patterns), against einops on the computed input
 # --------------------------------------------------------------------------

@@ -132,7 +132,7 @@ class Collate:
         out, tensor = self._result(self._shape(len(images), first.shape))
         axes = (0, 1, 2) if self.channels_last else (2, 0, 1)
         _collate.collate(images, _permute.transpose, axes, out=self._view(out),
-                         num_threads=self.num_threads, **self._keywords(first.ndim))
+                         num_threads=self.num_threads, **self._keywords())
         return tensor
 
     def convert_batch(self, batch: np.ndarray) -> torch.Tensor:
@@ -141,7 +141,7 @@ class Collate:
         out, tensor = self._result(self._shape(batch.shape[0], batch.shape[1:]))
         axes = (0, 1, 2, 3) if self.channels_last else (0, 3, 1, 2)
         _permute.transpose(batch, axes, out=self._view(out), num_threads=self.num_threads,
-                           **self._keywords(batch.ndim))
+                           **self._keywords())
         return tensor
 
     def _result(self, shape: tuple):
@@ -166,9 +166,9 @@ class Collate:
     def _view(self, out: np.ndarray) -> np.ndarray:
         return out.view(_fastblock_dtype(self.dtype))
 
-    def _keywords(self, ndim: int) -> dict:
-        """dtype, scale and offset for a result whose channels are axis
-        ``ndim - 3`` (channels first) or last."""
+    def _keywords(self) -> dict:
+        """dtype, scale and offset for a result whose channels are the
+        last axis (channels_last) or the one before the image's rows."""
         keywords = {"dtype": _fastblock_dtype(self.dtype)}
         shape = (-1,) if self.channels_last else (-1, 1, 1)
         if self.scale is not None:

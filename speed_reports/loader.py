@@ -21,7 +21,7 @@ the median. Every way's first batch is checked against the contract's
 expression first (bit for bit for fastblock, within a few float32 units
 for the others, which divide).
 
-``python asv_bench/report.py --loader`` prints the table.
+``python -m speed_reports --loader`` prints the table.
 """
 from __future__ import annotations
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The regression check (speed_history/check.py): this commit's build
+# against its parent's on the stable figures (time ratios measured inside
+# one process, instruction counts under callgrind); prints every figure
+# that moved by 10 % or more and fails on a confirmed regression (the rule
+# is in speed_history/README.md).
+#
+#   bash ci/regressions.sh                 # HEAD against HEAD^
+#   FASTBLOCK_BASE=main~3 bash ci/regressions.sh
+#
+# The parent is built in place in a tree kept in $FASTBLOCK_CI_CACHE
+# (default /var/cache/fastblock-ci/regressions-base): its files are
+# replaced by the parent's (git archive), and setup.py's build notes reuse
+# every extension whose inputs did not change, so only what the parent
+# changed is compiled (the first run builds everything, about 3 minutes on
+# 2 cores). This commit is the build installed in place (ci/install.sh).
+# Needs valgrind (apt-get). Its time is printed by .ci/run.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+start=$(date +%s)
+if ! command -v valgrind >/dev/null; then
+  apt-get install -y -q valgrind >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q valgrind >/dev/null; }
+fi
+base_rev=${FASTBLOCK_BASE:-HEAD^}
+if ! base=$(git rev-parse --verify -q "$base_rev^{commit}"); then
+  echo "regressions: no $base_rev (a shallow clone?): nothing to compare with" >&2
+  exit 1
+fi
+tree=${FASTBLOCK_CI_CACHE:-/var/cache/fastblock-ci}/regressions-base
+mkdir -p "$tree"
+# Fresh modification times (-m): cythonize regenerates the C of every
+# .pyx (a few seconds), so no C generated from an older source is reused.
+git archive "$base" | tar -x -m -C "$tree"
+echo "== base $(git log -1 --format='%h %s' "$base" | cut -c1-72)"
+(cd "$tree" && python setup.py build_ext --inplace -j2 >build.log 2>&1) \
+  || { tail -30 "$tree/build.log"; exit 1; }
+echo "compiled: $(grep -c "^building '" "$tree/build.log" || true) extension(s); $(( $(date +%s) - start )) s"
+python -m speed_history.check --base "$tree" --json "${FASTBLOCK_CHECK_JSON:-/tmp/fastblock-check.json}"
+echo "=== regressions: $(( $(date +%s) - start )) s in all"

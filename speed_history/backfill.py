@@ -1,0 +1,96 @@
+"""Add commits' results to the stored history:
+``python -m speed_history.backfill [RANGE]``.
+
+    python -m speed_history.backfill                    # the last 20 commits of main that changed the package
+    python -m speed_history.backfill main~40..main --last 0   # every such commit of a range
+    python -m speed_history.backfill HEAD^! --again      # one commit, measured again
+
+Each commit is checked out in one scratch worktree (``--tree``, kept
+between runs) and built there in place by setup.py, whose build notes
+(build/fastblock-built/) reuse every extension whose sources, flags and
+toolchain did not change: a commit that changed no compiled module
+compiles nothing. The suite of this tree then quick-runs against that
+build (speed_history/asv_runs.py) and its results go into the store
+under the commit. Commits already stored are skipped unless --again.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+from . import asv_runs
+
+# What "changed the package" means: the files a build or an import reads.
+PACKAGE_PATHS = ("fastblock", "setup.py", "pyproject.toml")
+
+
+def git(*args, cwd=asv_runs.REPO) -> str:
+    return subprocess.run(["git", *args], cwd=str(cwd), check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def package_commits(revisions: str, last: int):
+    """The commits of ``revisions`` (a range, or a branch: its history) that
+    changed the package, oldest first; the newest ``last`` of them (0: all)."""
+    commits = git("rev-list", "--first-parent", revisions, "--", *PACKAGE_PATHS).split()
+    commits = commits[:last] if last else commits
+    return commits[::-1]
+
+
+def stored(machine: str, store: pathlib.Path):
+    return {path.name.split("-", 1)[0] for path in (store / machine).glob("*-*.json")}
+
+
+def prepare_tree(tree: pathlib.Path, commit: str) -> None:
+    """The scratch worktree at ``commit``: made if missing; its ignored build
+    outputs (the modules, build/) stay from the commit built before."""
+    if not (tree / ".git").exists():
+        git("worktree", "add", "--detach", str(tree), commit)
+    git("checkout", "--quiet", "--detach", "--force", commit, cwd=tree)
+
+
+def build(tree: pathlib.Path) -> list:
+    """Build in place; the modules that were compiled (not reused)."""
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-j2"],
+                          cwd=str(tree), capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"build failed in {tree}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    reused = set(re.findall(r"fastblock: (\S+) is up to date", done.stdout))
+    made = set(re.findall(r"copying build/\S+/(fastblock/\S+\.so) ->", done.stdout))
+    return sorted(made - reused)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m speed_history.backfill", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("revisions", nargs="?", default="main",
+                        help="a git range or branch (default: main)")
+    parser.add_argument("--last", type=int, default=20,
+                        help="the newest N commits that changed the package (0: all; default 20)")
+    parser.add_argument("--tree", type=pathlib.Path, default=pathlib.Path("/tmp/fastblock-history"),
+                        help="the scratch worktree, kept for its builds")
+    parser.add_argument("--machine", default=asv_runs.MACHINE)
+    parser.add_argument("--store", type=pathlib.Path, default=asv_runs.STORE)
+    parser.add_argument("--again", action="store_true", help="measure stored commits again")
+    args = parser.parse_args(argv)
+    have = set() if args.again else stored(args.machine, args.store)
+    todo = [c for c in package_commits(args.revisions, args.last) if c[:8] not in have]
+    print(f"{len(todo)} commits to measure on {args.machine}")
+    for number, commit in enumerate(todo, 1):
+        start = time.time()
+        prepare_tree(args.tree, commit)
+        compiled = build(args.tree)
+        built = time.time()
+        status = asv_runs.run(commit, args.tree, args.store, args.tree / ".asv-work", args.machine)
+        print(f"[{number}/{len(todo)}] {commit[:8]} {git('log', '-1', '--format=%s', commit)[:60]}: "
+              f"compiled {', '.join(compiled) or 'nothing'} ({built - start:.0f} s), "
+              f"asv {time.time() - built:.0f} s, exit {status}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,7 +38,10 @@ cp -r speed_history/results "$work/results"
 echo "== this commit's quick results ($(git rev-parse --short HEAD))"
 python -m speed_history.asv_runs run --results "$work/results" --work "$work/asv" >"$work/asv.log" 2>&1 \
   || { tail -40 "$work/asv.log"; exit 1; }
-echo "asv: $(grep -c '^\[' "$work/asv.log" || true) lines of progress; $(( $(date +%s) - start )) s"
+# This commit's results, to add to speed_history/results once it is on main.
+machine=$(python -c "from speed_history.asv_runs import MACHINE; print(MACHINE)")
+mkdir -p "$out/results" && cp "$work/results/$machine/$(git rev-parse HEAD | cut -c1-8)"-*.json "$out/results/"
+echo "asv: this commit's results in $out/results; $(( $(date +%s) - start )) s"
 if [ "${FASTBLOCK_DASHBOARD_SITE:-ours}" = asv ]; then
   site=$(python -m speed_history.asv_runs publish --results "$work/results" --work "$work/asv" | tail -n 1)
 else

@@ -54,14 +54,15 @@ def prepare_tree(tree: pathlib.Path, commit: str) -> None:
 
 
 def build(tree: pathlib.Path) -> list:
-    """Build in place; the modules that were compiled (not reused)."""
+    """Build in place; the modules that were compiled (not reused), as
+    fastblock/_api (no suffix)."""
     done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace", "-j2"],
                           cwd=str(tree), capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"build failed in {tree}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     reused = set(re.findall(r"fastblock: (\S+) is up to date", done.stdout))
     made = set(re.findall(r"copying build/\S+/(fastblock/\S+\.so) ->", done.stdout))
-    return sorted(made - reused)
+    return sorted(path.split(".")[0] for path in made - reused)
 
 
 def main(argv=None) -> int:

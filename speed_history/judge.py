@@ -3,7 +3,8 @@
 The stored history comes from single quick runs (one call a figure), so a
 figure is listed only when its newest value is worse than the median of
 the commits before it by ``threshold`` or more *and* worse than every one
-of them: outside the range those commits spanned, not inside their noise.
+of them (at least MIN_EARLIER of them): outside the range those commits
+spanned, not inside their noise.
 """
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from typing import List, NamedTuple, Optional
 
 from .results import HIGHER_IS_BETTER, History
 
-# How many earlier commits the newest value is compared with.
+# How many earlier commits the newest value is compared with, and how many
+# it needs at least before a move can be marked worse.
 WINDOW = 5
+MIN_EARLIER = 3
 THRESHOLD = 0.10
 
 
@@ -54,5 +57,6 @@ def _move(name, unit, label, values, window, threshold) -> Optional[Move]:
     change = now / before
     if abs(change - 1) < threshold:
         return None
-    worse = all(_worse(unit, now, v) for v in earlier) and _worse(unit, now, before)
+    worse = (len(earlier) >= MIN_EARLIER and _worse(unit, now, before)
+             and all(_worse(unit, now, v) for v in earlier))
     return Move(name, label, unit, before, now, change, worse)

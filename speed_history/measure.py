@@ -10,8 +10,11 @@ tree on the path cannot bring in its own copy of this file:
 Every time figure is a ratio measured in one process, its two sides
 interleaved (fastblock/_timing.py of this tree): the call over a
 one-thread ``np.copyto`` of the result's bytes, or the default thread
-count over ``num_threads=1``. Machine noise hits both sides alike.
+count over ``num_threads=1``; and, not a time, 1 over the threads a
+default SpaceToDepth asks for. Machine noise hits both sides of a ratio
+alike.
 """
+import contextlib
 import importlib.util
 import json
 import pathlib
@@ -63,7 +66,26 @@ def times(rounds: int = 7) -> dict:
     medians = timing.interleaved_medians({"default": table["s2d"][0], "one": table["s2d 1 thread"][0]},
                                          rounds, 2e-3)
     figures["s2d threads / 1 thread"] = medians["default"] / medians["one"]
+    figures["s2d 1 / threads asked"] = team_share(table["s2d"][0])
     return figures
+
+
+def team_share(call) -> float:
+    """1 over the threads ``call`` asks for (0.5 for a team of two, 1 with no
+    team), read from the engine's thread policy with its adaptive teams off:
+    a busy machine shrinks teams and hides a second thread's gain from wall
+    times, but not the team a call asks for. 1 where the build has no
+    policy to ask."""
+    engine = fb._engine
+    if not hasattr(engine, "team_policy"):
+        return 1.0
+    settings = {s.name for s in getattr(engine, "SETTINGS", ())}
+    fixed = engine.tune(adaptive_teams=False) if "adaptive_teams" in settings else contextlib.nullcontext()
+    with fixed:
+        runs = engine.team_policy()["runs"]
+        call()
+        state = engine.team_policy()
+    return 1.0 / state["last_team"] if state["runs"] > runs and state["last_team"] > 1 else 1.0
 
 
 def count(case: str, repeat: int) -> None:

@@ -6,7 +6,7 @@
   const data = window.SPEED_HISTORY;
   const SVG_NS = "http://www.w3.org/2000/svg";
   const WIDTH = 560, HEIGHT = 230;
-  const PAD = { left: 62, right: 12, top: 12, bottom: 46 };
+  const PAD = { left: 62, right: 44, top: 12, bottom: 46 };
 
   // An element of `ns` (HTML when null) with attributes, appended to parent.
   function make(ns, name, attrs, parent) {
@@ -193,7 +193,8 @@
     html("p", { text: `Every figure of the newest commit ${data.threshold * 100} % or more away ` +
                       `from the median of the ${data.window} commits before it. The history ` +
                       `holds quick runs (one call a figure), so a move is marked worse only ` +
-                      `when it is outside every one of those commits' values; the CI check ` +
+                      `when it is outside every one of those commits' values (three at ` +
+                      `least); the CI check ` +
                       `above is the one that fails a submission.` }, section);
     const rows = data.moves.map((m) => [
       [m.benchmark], [m.label], [short(m.before), "num"], [short(m.now), "num"],

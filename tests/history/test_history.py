@@ -47,13 +47,21 @@ def test_results_become_series_in_commit_order(tmp_path):
 
 
 def test_moves_mark_worse_only_outside_the_recent_range(tmp_path):
-    runs = [(f"{i:08x}" + "0" * 32, i, [v, 1.0, 1.0, 1.0]) for i, v in enumerate([1.0, 1.3, 0.9, 1.1, 1.0])]
+    earlier = [1.0, 1.3, 0.9, 1.1, 1.0]
+    runs = [(f"{i:08x}" + "0" * 32, i, [v, 1.0, 1.0, 1.0]) for i, v in enumerate(earlier)]
     write_results(tmp_path, runs + [("f" * 40, 99, [1.25, 1.5, 1.05, 0.8])])
     moves = {m.label: m for m in judge.moves(load(tmp_path, "box"))}
     assert not moves["p=a, q=1"].worse            # 1.25: 25 % up, but 1.3 was seen before
     assert moves["p=a, q=2"].worse and moves["p=a, q=2"].change == pytest.approx(1.5)
     assert "p=b, q=1" not in moves                # 5 %: under the threshold
     assert not moves["p=b, q=2"].worse            # 20 % down: better
+
+
+def test_too_little_history_marks_nothing_worse(tmp_path):
+    runs = [(f"{i:08x}" + "0" * 32, i, [1.0, 1.0, 1.0, 1.0]) for i in range(2)]
+    write_results(tmp_path, runs + [("f" * 40, 9, [3.0, 1.0, 1.0, 1.0])])
+    (move,) = judge.moves(load(tmp_path, "box"))
+    assert move.change == pytest.approx(3.0) and not move.worse
 
 
 def test_rates_are_worse_when_they_fall(tmp_path):

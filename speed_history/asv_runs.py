@@ -3,8 +3,8 @@ saved under a given commit in a results folder (the stored history, or a
 scratch copy of it).
 
 ``asv run --python=same`` measures the fastblock that ``import fastblock``
-finds; ``PYTHONPATH`` points it at the build (a source tree built in
-place), and ``--set-commit-hash`` files the results under that build's
+finds; ``ASV_PYTHONPATH`` (which asv passes on as ``PYTHONPATH``) points it
+at the build (a source tree built in place), and ``--set-commit-hash`` files the results under that build's
 commit, which is how asv saves results of an existing environment. The
 suite, its config and the reference code are always this tree's.
 """
@@ -72,7 +72,10 @@ def run(commit: str, build: pathlib.Path, results: pathlib.Path, work: pathlib.P
     save its results in ``results`` under ``commit``; asv's exit status."""
     work.mkdir(parents=True, exist_ok=True)
     conf = config(results, work)
-    env = dict(os.environ, PYTHONPATH=str(build), FASTBLOCK_ASV_QUICK="1")
+    # asv drops PYTHONPATH from its benchmark processes and hands them
+    # ASV_PYTHONPATH instead: without it they would import whichever
+    # fastblock is installed, not the build.
+    env = dict(os.environ, PYTHONPATH=str(build), ASV_PYTHONPATH=str(build), FASTBLOCK_ASV_QUICK="1")
     asv = [sys.executable, "-m", "asv"]
     subprocess.run(asv + ["machine", "--config", str(conf), "--machine", machine, "--yes"],
                    env=env, check=True, stdout=subprocess.DEVNULL)

@@ -17,17 +17,21 @@ python -m pytest tests/bench -m speed_reports -q -p no:cacheprovider
 
 cd asv_bench
 python -m asv --version
-# Record this machine's description (~/.asv-machine.json) without questions.
-python -m asv machine --yes >/dev/null
+# Record this machine's description (~/.asv-machine.json) without questions,
+# under the name of the stored history's machine (speed_history/).
+machine=$(cd .. && python -c "from speed_history.asv_runs import MACHINE; print(MACHINE)")
+python -m asv machine --machine "$machine" --yes >/dev/null
 python -m asv check --python=same
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 start=$(date +%s)
 set +e
-# FASTBLOCK_ASV_QUICK: one timed call inside the track_* benchmarks as well
-# (quick results are not saved, the point is that every benchmark runs).
-FASTBLOCK_ASV_QUICK=1 python -m asv run --python=same --quick --show-stderr --durations 10 2>&1 | tee "$log"
+# FASTBLOCK_ASV_QUICK: one timed call inside the track_* benchmarks as well.
+# The point is that every benchmark runs; the results are saved under this
+# commit (results/, ignored by git), where ci/dashboard.sh takes them.
+FASTBLOCK_ASV_QUICK=1 python -m asv run --python=same --quick --show-stderr --durations 10 \
+  --machine "$machine" --set-commit-hash "$(git rev-parse HEAD)" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 echo "asv quick run: $(( $(date +%s) - start )) s, exit status $status"

@@ -2,7 +2,8 @@
 # The dashboard, built and looked at in a real browser with the network
 # cut off:
 #   1. the stored history (speed_history/results) plus this commit's quick
-#      results of the history's cells (python -m speed_history.asv_runs);
+#      results: ci/asv_quick.sh's of this run where it left them, else the
+#      history's cells run here (python -m speed_history.asv_runs);
 #   2. the site (python -m speed_history.dashboard), with the regression
 #      check's report when ci/regressions.sh left one;
 #   3. in a network namespace of its own (unshare -n, loopback only), a
@@ -35,12 +36,20 @@ trap 'rm -rf "$work"' EXIT
 rm -rf "$out" && mkdir -p "$out"
 
 cp -r speed_history/results "$work/results"
-echo "== this commit's quick results ($(git rev-parse --short HEAD))"
-python -m speed_history.asv_runs run --results "$work/results" --work "$work/asv" >"$work/asv.log" 2>&1 \
-  || { tail -40 "$work/asv.log"; exit 1; }
-# This commit's results, to add to speed_history/results once it is on main.
 machine=$(python -c "from speed_history.asv_runs import MACHINE; print(MACHINE)")
-mkdir -p "$out/results" && cp "$work/results/$machine/$(git rev-parse HEAD | cut -c1-8)"-*.json "$out/results/"
+head8=$(git rev-parse HEAD | cut -c1-8)
+# This commit's quick results: those ci/asv_quick.sh saved in this run (the
+# whole suite), else a run of the history's cells here.
+if ls asv_bench/results/"$machine"/"$head8"-*.json >/dev/null 2>&1; then
+  echo "== this commit's quick results ($head8), from ci/asv_quick.sh"
+  cp asv_bench/results/"$machine"/"$head8"-*.json "$work/results/$machine/"
+else
+  echo "== this commit's quick results ($head8), the history's cells"
+  python -m speed_history.asv_runs run --results "$work/results" --work "$work/asv" >"$work/asv.log" 2>&1 \
+    || { tail -40 "$work/asv.log"; exit 1; }
+fi
+# This commit's results, to add to speed_history/results once it is on main.
+mkdir -p "$out/results" && cp "$work/results/$machine/$head8"-*.json "$out/results/"
 echo "asv: this commit's results in $out/results; $(( $(date +%s) - start )) s"
 if [ "${FASTBLOCK_DASHBOARD_SITE:-ours}" = asv ]; then
   site=$(python -m speed_history.asv_runs publish --results "$work/results" --work "$work/asv" | tail -n 1)

@@ -3,9 +3,9 @@ machine noise moves little. ``python -m speed_history.check --base TREE``.
 
 Figures (speed_history/measure.py):
 - time ratios measured inside one process, both sides interleaved: each
-  case over a one-thread copy of its result's bytes, and the default
-  thread count over one thread; with them 1 over the team a default
-  SpaceToDepth asks for (the same in every round, so judged alike). Each build runs in ``--rounds`` fresh
+  case over a one-thread copy of its result's bytes; with them 1 over the
+  team a default SpaceToDepth asks for (the same in every round, so judged
+  alike). Each build runs in ``--rounds`` fresh
   processes, the two builds' processes taking turns (ABBA);
 - instructions per call under callgrind (one thread, 1 MiB): the same on
   every run, whatever the machine is doing.

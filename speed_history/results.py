@@ -55,22 +55,25 @@ class History(NamedTuple):
     benchmarks: List[Benchmark]       # by name
 
 
-def _labels(info: dict) -> List[str]:
-    """One label per combination of a benchmark's parameters, in asv's order."""
-    names = info.get("param_names") or []
-    combos = itertools.product(*(info.get("params") or []))
-    return [", ".join(f"{n}={v.strip(chr(39))}" for n, v in zip(names, combo)) for combo in combos]
+def _labels(names: List[str], params: list) -> List[str]:
+    """One label per combination of parameter values, in asv's order."""
+    if len(names) != len(params):
+        names = [f"p{i}" for i in range(len(params))]
+    return [", ".join(f"{n}={v.strip(chr(39))}" for n, v in zip(names, combo))
+            for combo in itertools.product(*params)]
 
 
-def _values(entry: list, columns: List[str], count: int) -> List[Optional[float]]:
-    """A benchmark's values in one run; NaN (a figure that could not be
-    computed) and failures alike as None."""
+def _values(entry: list, columns: List[str], names: List[str]) -> Dict[str, Optional[float]]:
+    """A benchmark's values in one run by label, under the parameter values
+    that run had (the suite's grid may have changed since); NaN (a figure
+    that could not be computed) and failures alike as None."""
     result = entry[columns.index("result")]
+    params = entry[columns.index("params")] if "params" in columns else None
     if not isinstance(result, list):
         result = [result]
-    values = [float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
-              for v in result]
-    return (values + [None] * count)[:count]
+    labels = _labels(names, params) if params else [""]
+    return {label: float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+            for label, v in zip(labels, result)}
 
 
 def load(results_dir: pathlib.Path, machine: str) -> History:
@@ -88,13 +91,13 @@ def load(results_dir: pathlib.Path, machine: str) -> History:
     commits = [Commit(run["commit_hash"], run.get("date") or 0) for run in ordered]
     benchmarks = []
     for name in sorted(infos):
-        labels = _labels(infos[name])
-        columns_values = []
-        for run in ordered:
-            entry = run["results"].get(name)
-            columns_values.append(_values(entry, run["result_columns"], len(labels))
-                                  if entry else [None] * len(labels))
-        series = [Series(label, [values[i] for values in columns_values])
-                  for i, label in enumerate(labels)]
+        names = infos[name].get("param_names") or []
+        labels = _labels(names, infos[name].get("params") or []) if names else [""]
+        by_run = [_values(run["results"][name], run["result_columns"], names)
+                  if name in run["results"] else {} for run in ordered]
+        # The suite's grid first, then combinations only older runs had.
+        labels += [label for values in by_run for label in values if label not in labels]
+        labels = list(dict.fromkeys(labels))
+        series = [Series(label, [values.get(label) for values in by_run]) for label in labels]
         benchmarks.append(Benchmark(name, infos[name].get("unit", ""), series))
     return History(machine, commits, benchmarks)

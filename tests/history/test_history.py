@@ -27,7 +27,7 @@ def write_results(folder, runs, params=(["'a'", "'b'"], ["1", "2"]), unit="time 
     (folder / "box").mkdir(exist_ok=True)
     (folder / "box" / "machine.json").write_text("{}")
     for commit, date, values in runs:
-        results = {} if values is None else {"m.C.track_x": [values, None, "v", 0, 1.0]}
+        results = {} if values is None else {"m.C.track_x": [values, [list(p) for p in params], "v", 0, 1.0]}
         (folder / "box" / f"{commit[:8]}-env.json").write_text(json.dumps(
             {"commit_hash": commit, "date": date, "result_columns": COLUMNS, "results": results}))
     return folder
@@ -44,6 +44,18 @@ def test_results_become_series_in_commit_order(tmp_path):
     assert bench.series[0].values == [2.0, 1.0, None]
     assert bench.series[1].values == [2.0, None, None]
     assert bench.series[3].values == [2.0, None, None]   # NaN reads as no value
+
+
+def test_series_follow_each_run_s_own_parameter_values(tmp_path):
+    write_results(tmp_path, [("a" * 40, 1, [1.0, 2.0, 3.0, 4.0])])
+    old = tmp_path / "box" / "aaaaaaaa-env.json"
+    data = json.loads(old.read_text())
+    data["results"]["m.C.track_x"][1] = [["'b'", "'c'"], ["2"]]   # an older grid
+    old.write_text(json.dumps(data))
+    (bench,) = load(tmp_path, "box").benchmarks
+    values = {s.label: s.values for s in bench.series}
+    assert values["p=b, q=2"] == [1.0] and values["p=c, q=2"] == [2.0]
+    assert values["p=a, q=1"] == [None]
 
 
 def test_moves_mark_worse_only_outside_the_recent_range(tmp_path):

@@ -363,7 +363,8 @@ class _Ring:
     written again once the main process has released the batch it last
     carried. Reuse saves the fresh pages of a new batch in the worker and,
     as the main process keeps them mapped, the new mapping there: 64
-    images of 224x224x3 stack in about 1 ms instead of 8."""
+    images of 224x224x3 stack into a reused buffer in a seventh of the
+    time they take into fresh shared pages."""
 
     def __init__(self):
         self._buffers = []
@@ -380,6 +381,7 @@ class _Ring:
             if len(self._buffers) == _RING_SIZE:
                 return default_collate(images), 0
             buffer = torch.empty(size, dtype=torch.uint8).share_memory_()
+            buffer[:_HEADER].zero_()            # share_memory_ keeps what empty held
             self._buffers.append(buffer)
         staged = buffer[_HEADER:].view(shape)
         np.stack(images, out=staged.numpy())

@@ -137,6 +137,35 @@ def test_kept_batches_are_never_overwritten(workers):
     assert len(pointers) <= 2
 
 
+def test_staging_buffers_held_are_never_rewritten():
+    """A worker writes a staging buffer again only once the main process
+    has released the batch it carried. Staged batches held through an
+    epoch keep their images (the worker's 8 buffers, then fresh shared
+    memory); released as they come, the worker reuses its buffers, and
+    persistent workers' buffers stay in use from epoch to epoch, also
+    after an epoch broken off."""
+    data = Images(n=8 * 12)
+    loader = torch.utils.data.DataLoader(data, batch_size=8, num_workers=1,
+                                         collate_fn=fbt.Collate(), persistent_workers=True)
+    held = list(loader)
+    for staged in held:
+        images, labels, _ = staged.batch
+        assert np.array_equal(images.numpy(), data.x[labels.numpy()])
+    sent = sorted(staged._sent for staged in held)
+    assert sent == [0] * 4 + [1] * 8            # 8 buffers once each, then fresh ones
+    del held, staged, images
+    for epoch in range(3):
+        counts = []
+        for k, staged in enumerate(loader):
+            images, labels, _ = staged.batch
+            assert np.array_equal(images.numpy(), data.x[labels.numpy()])
+            counts.append(staged._sent)
+            staged.release()
+            if epoch == 1 and k == 4:
+                break                           # the batches in flight are freed unreleased
+        assert max(counts) > 1 and 0 not in counts
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_start_methods(method):

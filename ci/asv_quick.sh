@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Smoke-run the asv benchmark suite (asv_bench/) against the fastblock that
 # is installed in the active environment: the tests of the speed reports'
-# own code (tests/bench, marked speed_reports: the README's test run leaves
-# them here), `asv check`, then every benchmark once (`asv run
+# own code (speed_reports/; tests/bench, marked speed_reports: the README's
+# test run leaves them here), `asv check`, then every benchmark once (`asv run
 # --python=same --quick`). Fails if a test fails or a benchmark errors.
 # Run from the repository root after the package is installed; its time is
 # printed by .ci/run.

@@ -34,7 +34,7 @@ the median. Every way's first batch is checked against the contract's
 expression first (bit for bit for fastblock, within float32 rounding for
 the others, which divide; DALI's JPEG decoder within 3 levels of Pillow's).
 
-``python asv_bench/report.py --loader`` prints the table.
+``python -m speed_reports --loader`` prints the table.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""fastblock.torch's DataLoader against the floor (``speed/loader.py``,
+"""fastblock.torch's DataLoader against the floor (``speed_reports/loader.py``,
 issue 64): 224x224x3 uint8 images in batches of 64 to float32 NCHW with
 ImageNet's mean and std, against torch's DataLoader carrying the raw uint8
 batches (the floor) and, without workers, against ``fastblock.collate``
@@ -17,7 +17,7 @@ the benchmarks are skipped.
 """
 from .common import QUICK
 
-from speed import loader, pipeline  # noqa: E402  (common put asv_bench/ on sys.path)
+from speed_reports import loader, pipeline  # noqa: E402  (common put the repository root on sys.path)
 
 
 class DataLoader:

@@ -1,5 +1,5 @@
-"""The DataLoader report (``python asv_bench/report.py --loader``,
-``asv_bench/speed/loader.py``) on small images, in this process: every way
+"""The DataLoader report (``python -m speed_reports --loader``,
+``speed_reports/loader.py``) on small images, in this process: every way
 of both sources runs, and its first batch passes the report's own check
 against the contract's expression (bit for bit for fastblock's ways and
 the bare work); a wrong batch is caught. Only the structure is checked
@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from speed import loader  # noqa: E402
+from speed_reports import loader  # noqa: E402
 
 
 @pytest.mark.parametrize("source", loader.SOURCES)

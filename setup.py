@@ -294,27 +294,32 @@ def extensions():
         # The C files include these headers; Cython tracks its own .pxd/.pxi.
         depends=[*ENGINE_C_HEADERS, SHARED_STATE_HEADER],
     )
-    # The front doors are plain Python, compiled by Cython as well: a call on
-    # a tiny array is mostly argument checking, and compiled it costs a
-    # fraction of the interpreted time. The .py files stay the source.
-    front_doors = [
-        Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2", *NO_DEBUG_INFO])
-        for name in ("_api", "_validate", "_strided_copy", "_layouts", "_execute", "_threads", "_interop",
-                     "_rearrange", "_permute", "_convert", "_collate")
+    # The operators and the call machinery are plain Python, compiled by
+    # Cython as well: a call on a tiny array is mostly argument checking, and
+    # compiled it costs a fraction of the interpreted time. The .py files
+    # stay the source.
+    python_modules = [
+        Extension(f"fastblock.{name}", [f"fastblock/{name.replace('.', '/')}.py"],
+                  extra_compile_args=["-O2", *NO_DEBUG_INFO])
+        for name in ("_ops.blocks", "_ops.permute", "_ops.batch", "_ops.patterns", "_ops.table",
+                     "_ops.collate", "_call.operation", "_call.general", "_call.validate",
+                     "_call.strided_copy", "_call.layouts", "_call.execute", "_call.threads",
+                     "_call.interop", "_call.convert")
     ]
-    # What the front doors read from the array structs: memory facts for the
-    # out= checks, and every front door's repeated call run from a cache (the
-    # fast path, which cimports the engine's stored programs).
+    # What the call machinery reads from the array structs: memory facts for
+    # the out= checks and a scale's compact values, and every front door's
+    # repeated call run from a cache (the fast path, which cimports the
+    # engine's stored programs).
     array_helpers = [
-        Extension(f"fastblock.{name}", [f"fastblock/{name}.pyx"],
+        Extension(f"fastblock._call.{name}", [f"fastblock/_call/{name}.pyx"],
                   include_dirs=[numpy.get_include(), "fastblock", os.path.join("fastblock", "_engine")],
                   define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                   extra_compile_args=["-O2", *NO_DEBUG_INFO], depends=[SHARED_STATE_HEADER])
-        for name in ("_memory", "_fastpath")
+        for name in ("memory", "fastpath")
     ]
-    sources = {ext.name: ext.sources[0] for ext in [engine, *front_doors, *array_helpers]}
+    sources = {ext.name: ext.sources[0] for ext in [engine, *python_modules, *array_helpers]}
     built = cythonize(
-        [engine, *front_doors, *array_helpers],
+        [engine, *python_modules, *array_helpers],
         nthreads=BUILD_JOBS,
         # Safe directives for every module: the compiled .py modules keep
         # Python semantics exactly (type hints are hints, not C types). The

@@ -57,17 +57,15 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.utils import parse_bytes
 
-from . import _api, _rearrange
-from ._convert import Conversion, check_conversion, converting
-from ._docs import fill_doc
-from ._layouts import (
+from ._call.convert import Conversion, check_conversion, converting
+from ._call.layouts import (
     BLOCKS_FIRST,
     LayoutAxes,
     depth_to_space_shape,
     space_to_depth_shape,
     tile_shapes,
 )
-from ._validate import (
+from ._call.validate import (
     check_block_arguments,
     check_block_size,
     check_data_format,
@@ -76,6 +74,9 @@ from ._validate import (
     check_result_size,
     check_thread_count,
 )
+from ._ops.docs import fill_doc
+from ._ops.patterns import checked_recipe, pattern_axes
+from ._ops.table import OPERATORS
 
 __all__ = ["space_to_depth", "depth_to_space", "tile", "rearrange", "repeat",
            "space_to_depth_chunks", "depth_to_space_chunks"]
@@ -217,8 +218,8 @@ def _cut_block(function, keywords, cuts, pad, block, block_id=None):
 
 def _tile_block(block, counts, num_threads, keywords, cuts, block_id=None):
     reps = tuple(per_axis[i] for per_axis, i in zip(counts, block_id))
-    return _api.tile(block, reps, num_threads=num_threads,
-                     **_block_keywords(keywords, cuts, block_id))
+    return OPERATORS["tile"].door(block, reps, num_threads=num_threads,
+                                  **_block_keywords(keywords, cuts, block_id))
 
 
 # --------------------------------------------------------------------------
@@ -336,7 +337,7 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
     x = _rechunk_where_needed(x, dict(enumerate(src)))
     name = "space_to_depth-" + tokenize(x, bs, mode, layout, threads, conversion)
     keywords, cuts = _conversion_plan(conversion, dst)
-    call = functools.partial(_api.space_to_depth, block_size=bs, mode=mode,
+    call = functools.partial(OPERATORS["space_to_depth"].door, block_size=bs, mode=mode,
                              data_format=data_format, num_threads=threads)
     return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=dst,
                         dtype=result_dtype,
@@ -390,7 +391,7 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
     x = _rechunk_where_needed(x, dict(enumerate(src)))
     name = "depth_to_space-" + tokenize(x, bs, mode, layout, threads, conversion)
     keywords, cuts = _conversion_plan(conversion, dst)
-    call = functools.partial(_api.depth_to_space, block_size=bs, mode=mode,
+    call = functools.partial(OPERATORS["depth_to_space"].door, block_size=bs, mode=mode,
                              data_format=data_format, num_threads=threads)
     return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=dst,
                         dtype=result_dtype,
@@ -498,7 +499,7 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None,
     if all(len(set(per_axis)) <= 1 for per_axis in counts):
         # The same repeats in every block: the same call on each.
         reps = tuple(per_axis[0] if per_axis else 1 for per_axis in counts)
-        call = functools.partial(_api.tile, repeats=reps, num_threads=threads)
+        call = functools.partial(OPERATORS["tile"].door, repeats=reps, num_threads=threads)
         return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=out_chunks,
                             dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
     return x.map_blocks(_tile_block, counts, threads, keywords, cuts, name=name,
@@ -512,7 +513,7 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None,
 def _batch_axes(operation: str, pattern: str, ndim: int) -> int:
     """How many leading axes ``pattern`` keeps as they are: the same single
     axis, in the same place, on both sides (``...`` counts as its axes)."""
-    left, right = _rearrange.pattern_axes(pattern, operation, ndim)
+    left, right = pattern_axes(pattern, operation, ndim)
     count = 0
     for left_group, right_group in zip(left, right):
         if len(left_group) != 1 or left_group != right_group:
@@ -528,8 +529,7 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
     _known(x.shape, f"{operation} of a Dask array")
     threads = _block_threads(num_threads)
     # Every check of the NumPy function, on the whole array's shape.
-    result_shape = _rearrange.checked_recipe(operation, x.shape, x.dtype, pattern,
-                                             axes_lengths).result_shape
+    result_shape = checked_recipe(operation, x.shape, x.dtype, pattern, axes_lengths).result_shape
     conversion, result_dtype = _conversion(x, result_shape, dtype, scale, offset)
     check_result_size(result_shape, result_dtype)
     batch = _batch_axes(operation, pattern, x.ndim)
@@ -544,7 +544,7 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
     chunks = x.chunks[:batch] + tuple((n,) for n in result_shape[batch:])
     # A block's batch axes are shorter than the whole array's: lengths given
     # for them were checked above and are not passed on.
-    left, _ = _rearrange.pattern_axes(pattern, operation, x.ndim)
+    left, _ = pattern_axes(pattern, operation, x.ndim)
     batch_names = {left[axis][0] for axis in range(batch)}
     lengths = {name: n for name, n in axes_lengths.items() if name not in batch_names}
     name = f"{operation}-" + tokenize(x, pattern, sorted(lengths.items()), threads, conversion)
@@ -557,7 +557,7 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
     # views both) and gains new axes where it has more.
     rank = len(result_shape)
     pad = max(0, x.ndim - rank)
-    call = functools.partial(getattr(_rearrange, operation), pattern=pattern,
+    call = functools.partial(OPERATORS[operation].door, pattern=pattern,
                              num_threads=threads, **lengths)
     y = x.map_blocks(_block_call(call, keywords, cuts, pad), name=name,
                      chunks=chunks + ((1,),) * pad, dtype=result_dtype,

@@ -13,7 +13,7 @@ from typing import Callable, List, NamedTuple, Optional
 
 import numpy as np
 
-from . import _engine
+from .. import _engine
 
 
 class StridedCopy(NamedTuple):

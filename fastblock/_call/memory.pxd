@@ -7,8 +7,6 @@ cdef enum:
     # the general path).
     MAX_DIMS = 32
 
-cdef bint byte_range(cnp.ndarray a, char** low, char** high) noexcept
-
 cdef bint ranges_meet(cnp.ndarray a, cnp.ndarray b) noexcept
 cdef bint is_clear_destination(cnp.ndarray out, cnp.ndarray x) noexcept
 

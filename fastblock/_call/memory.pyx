@@ -12,6 +12,8 @@ their strides too (``compact``): a broadcast view is the few values it holds.
 cimport numpy as cnp
 from cpython.ref cimport Py_INCREF
 
+from .._engine.array_bytes cimport byte_range
+
 import numpy as np
 
 cnp.import_array()
@@ -20,25 +22,6 @@ cdef enum:
     # A scale's or offset's values as the convert stage reads them
     # (values_in): C-contiguous, aligned, cast as np.asarray casts.
     VALUES_FLAGS = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED | cnp.NPY_ARRAY_FORCECAST
-
-
-cdef bint byte_range(cnp.ndarray a, char** low, char** high) noexcept:
-    """The bytes ``a``'s items span, ``[low, high)``; False when it has no items."""
-    cdef intp* shape = cnp.PyArray_DIMS(a)
-    cdef intp* strides = cnp.PyArray_STRIDES(a)
-    cdef intp lowest = 0, highest = cnp.PyArray_ITEMSIZE(a), reach
-    cdef int k
-    for k in range(cnp.PyArray_NDIM(a)):
-        if shape[k] == 0:
-            return False
-        reach = (shape[k] - 1) * strides[k]
-        if reach < 0:
-            lowest += reach
-        else:
-            highest += reach
-    low[0] = <char*>cnp.PyArray_DATA(a) + lowest
-    high[0] = <char*>cnp.PyArray_DATA(a) + highest
-    return True
 
 
 cdef bint ranges_meet(cnp.ndarray a, cnp.ndarray b) noexcept:

@@ -110,7 +110,7 @@ cdef class Entry:
     cdef Py_ssize_t used
 
 
-cdef long thread_count(object num_threads) except -2:
+cdef inline long thread_count(object num_threads) except -2:
     """The threads of a call, as ``threads.resolve_num_threads`` gives
     them; -1 for a value the general path must judge."""
     cdef long n
@@ -245,13 +245,14 @@ cdef object fast_call(object op, tuple args, object x, object out, object num_th
     return run_stored(<Entry>entry, src, dst, n_threads, scale, offset)
 
 
-cdef object stored_entry(const Key* key):
+cdef inline object stored_entry(const Key* key):
     """The entry stored for ``key`` and planned under the engine's current
     settings, or None (an entry planned under others, by ``tune``, is
     dropped)."""
-    cdef int k, slot = <int>(<size_t>key.hash & (SLOTS - 1))
+    cdef int way, k, slot = <int>(<size_t>key.hash & (SLOTS - 1))
     cdef Entry entry
-    for k in (slot, slot ^ 1):
+    for way in range(2):
+        k = slot ^ way
         found = slots[k]
         if found is None or not same_key(&(<Entry>found).key, key):
             continue

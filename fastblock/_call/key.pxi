@@ -165,7 +165,7 @@ cdef bint read_values_shape(object values, int* ndim, intp* dims) noexcept:
     return True
 
 
-cdef bint read_key(Key* key, object op, tuple args, cnp.ndarray src, cnp.ndarray dst,
+cdef inline bint read_key(Key* key, object op, tuple args, cnp.ndarray src, cnp.ndarray dst,
                    object result_descr, object scale, object offset) except -1:
     """Fill ``key`` with the call's and hash it; False where the call has no
     key (arguments of other types, ranks past MAX_DIMS)."""
@@ -212,7 +212,7 @@ cdef inline bint same_dims(int ndim, const intp* a, const intp* b) noexcept:
     return True
 
 
-cdef bint same_key(const Key* stored, const Key* key) noexcept:
+cdef inline bint same_key(const Key* stored, const Key* key) noexcept:
     """Whether a stored key is the call's ``key``."""
     if (stored.hash != key.hash or stored.op != key.op or stored.descr != key.descr
             or stored.ndim != key.ndim or stored.src_align != key.src_align

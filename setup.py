@@ -103,6 +103,11 @@ ENGINE_C_WARNINGS = ["-Wall", "-Wextra"] + (["-Werror"] if os.environ.get("FASTB
 # The counters that Python threads share (the engine and the fast path).
 SHARED_STATE_HEADER = os.path.join("fastblock", "_engine", "shared_state.h")
 
+# The modules of fastblock/_ops and fastblock/_call that stay interpreted:
+# the packages' own, and two that run once, at import or per Dask graph
+# (the docstrings' shared sections; fastblock.dask's chunk plans).
+PLAIN_PYTHON = {"__init__", "docs", "chunks"}
+
 # No debug information: Python's CFLAGS carry -g, which makes the build about
 # 1.4 times slower (src/lanes.c: 70 s against 51 s) and the module larger,
 # for the same machine code (.text identical with and without). The
@@ -297,14 +302,14 @@ def extensions():
     # The operators and the call machinery are plain Python, compiled by
     # Cython as well: a call on a tiny array is mostly argument checking, and
     # compiled it costs a fraction of the interpreted time. The .py files
-    # stay the source.
+    # stay the source. Every module of the two folders is compiled (a new
+    # operator's file too) but PLAIN_PYTHON's.
     python_modules = [
-        Extension(f"fastblock.{name}", [f"fastblock/{name.replace('.', '/')}.py"],
+        Extension(f"fastblock.{folder}.{name[:-3]}", [f"fastblock/{folder}/{name}"],
                   extra_compile_args=["-O2", *NO_DEBUG_INFO])
-        for name in ("_ops.blocks", "_ops.permute", "_ops.batch", "_ops.patterns", "_ops.table",
-                     "_ops.collate", "_call.operation", "_call.general", "_call.validate",
-                     "_call.strided_copy", "_call.layouts", "_call.execute", "_call.threads",
-                     "_call.interop", "_call.convert")
+        for folder in ("_ops", "_call")
+        for name in sorted(os.listdir(os.path.join("fastblock", folder)))
+        if name.endswith(".py") and name[:-3] not in PLAIN_PYTHON
     ]
     # What the call machinery reads from the array structs: memory facts for
     # the out= checks and a scale's compact values, and every front door's

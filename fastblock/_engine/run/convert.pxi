@@ -140,9 +140,9 @@ cdef void run_direct_lanes(const ConvertPlan* c, const TileShape* t,
     side[SIDE_SRC if t.lanes_interleave else SIDE_DST] += last * t.plane_step
     side[SIDE_SCALE] += last * t.lane_scale_step
     side[SIDE_OFFSET] += last * t.lane_offset_step
-    fb_convert_lanes(&c.cv, <char*>side[SIDE_DST], side[SIDE_SRC], way * t.plane_step, t.run,
-                     t.lanes, t.lanes_interleave, side[SIDE_SCALE], way * t.lane_scale_step,
-                     side[SIDE_OFFSET], way * t.lane_offset_step)
+    fb_convert_lanes(t.convert_lanes, &c.cv, <char*>side[SIDE_DST], side[SIDE_SRC],
+                     way * t.plane_step, t.run, t.lanes, side[SIDE_SCALE],
+                     way * t.lane_scale_step, side[SIDE_OFFSET], way * t.lane_offset_step)
 
 
 cdef void run_convert_tile(const ConvertJob* job, const TileShape* t, const char** at,

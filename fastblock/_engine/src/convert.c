@@ -3,8 +3,9 @@
    compute type that stays in L1: load, scale and offset, store
    (convert_passes.h, portable and, on x86-64, for AVX2), with the SIMD
    kernels of each instruction set (convert_kernels.h) put into the tables
-   once, at init; a few pairs go by a fused loop or straight. The one-pass
-   lanes kernels are chosen per tile shape's run (fb_convert_lanes). */
+   once, at init; a few pairs go by a fused loop or straight. Each tile
+   shape's run conversion and one-pass lanes kernel are chosen once, when
+   its plan is made (fb_convert_run_for, fb_convert_lanes_for). */
 #include "convert_kernels.h"
 #include "convert_lanes.h"
 
@@ -240,10 +241,69 @@ int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
 }
 
 
-void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
-                      fb_intp n_pixels, int lanes, int interleave, const char *scale,
+/* The lanes kernels, each behind the one signature of FbConvertLanes. */
+#if FB_X86_SIMD
+static void cv_lanes_by_pixels_avx512(const FbConvert *cv, char *dst, const char *src,
+                                      fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                      const float *o, int bf16_type) {
+    (void)cv; (void)bf16_type;
+    cv_pixels_avx512((uint8_t *)dst, plane_step, src, n, lanes, s, o);
+}
+
+static void cv_lanes_by_pixels_avx2(const FbConvert *cv, char *dst, const char *src,
+                                    fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                    const float *o, int bf16_type) {
+    (void)cv; (void)bf16_type;
+    cv_pixels_avx2((uint8_t *)dst, plane_step, src, n, lanes, s, o);
+}
+
+static void cv_lanes_by_wide_avx2(const FbConvert *cv, char *dst, const char *src,
+                                  fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                  const float *o, int bf16_type) {
+    cv_wide_lanes_avx2(cv->dst, dst, plane_step, src, n, lanes, cv->src == FB_NUM_I16, s, o,
+                       bf16_type);
+}
+
+static void cv_lanes_by_avx2(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
+                             fb_intp n, int lanes, const float *s, const float *o,
+                             int bf16_type) {
+    cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n, lanes, s, o, bf16_type);
+}
+#elif FB_NEON
+static void cv_lanes_by_pixels_neon(const FbConvert *cv, char *dst, const char *src,
+                                    fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                    const float *o, int bf16_type) {
+    (void)cv; (void)bf16_type;
+    cv_pixels_neon((uint8_t *)dst, plane_step, src, n, lanes, s, o);
+}
+
+static void cv_lanes_by_neon(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
+                             fb_intp n, int lanes, const float *s, const float *o,
+                             int bf16_type) {
+    cv_lanes_neon(cv->dst, dst, plane_step, (const uint8_t *)src, n, lanes, s, o, bf16_type);
+}
+#endif
+
+FbConvertLanes fb_convert_lanes_for(const FbConvert *cv, int lanes, int interleave,
+                                    fb_intp n_pixels) {
+    if (!fb_convert_lanes_runs(cv, lanes, interleave))
+        return NULL;
+#if FB_X86_SIMD
+    if (interleave)
+        return cv->vbmi && n_pixels >= 64 ? cv_lanes_by_pixels_avx512 : cv_lanes_by_pixels_avx2;
+    return cv->src != FB_NUM_U8 ? cv_lanes_by_wide_avx2 : cv_lanes_by_avx2;
+#elif FB_NEON
+    (void)n_pixels;
+    return interleave ? cv_lanes_by_pixels_neon : cv_lanes_by_neon;
+#else
+    (void)n_pixels;
+    return NULL;
+#endif
+}
+
+void fb_convert_lanes(FbConvertLanes kernel, const FbConvert *cv, char *dst, const char *src,
+                      fb_intp plane_step, fb_intp n_pixels, int lanes, const char *scale,
                       fb_intp scale_step, const char *offset, fb_intp offset_step) {
-#if FB_X86_SIMD || FB_NEON
     float s[FB_CONVERT_WIDE_LANES_MAX], o[FB_CONVERT_WIDE_LANES_MAX];
     int lane, finite = 1, normal = 1, bf16_type;
     const float *has_s = cv->scale != FB_AFFINE_NONE ? s : NULL;
@@ -261,26 +321,5 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp p
         }
     }
     bf16_type = !finite ? FB_NUM_BF16 : cv->bf16 && normal ? CV_BF16_NATIVE : CV_BF16_FINITE;
-#if FB_X86_SIMD
-    if (interleave && cv->vbmi && n_pixels >= 64)
-        cv_pixels_avx512((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
-    else if (interleave)
-        cv_pixels_avx2((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
-    else if (cv->src != FB_NUM_U8)
-        cv_wide_lanes_avx2(cv->dst, dst, plane_step, src, n_pixels, lanes,
-                           cv->src == FB_NUM_I16, has_s, has_o, bf16_type);
-    else
-        cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
-                      has_o, bf16_type);
-#else
-    if (interleave)
-        cv_pixels_neon((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
-    else
-        cv_lanes_neon(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
-                      has_o, bf16_type);
-#endif
-#else
-    (void)cv; (void)dst; (void)src; (void)plane_step; (void)n_pixels; (void)lanes;
-    (void)interleave; (void)scale; (void)scale_step; (void)offset; (void)offset_step;
-#endif
+    kernel(cv, dst, src, plane_step, n_pixels, lanes, has_s, has_o, bf16_type);
 }

@@ -11,6 +11,10 @@
     python asv_bench/report.py --loader       # torch's DataLoader, 0 and 2 workers, images/s
     python asv_bench/report.py --dask         # fastblock.dask on a LocalCluster against Dask's
                                               # own way, map_blocks and the floor (~2 min)
+    python asv_bench/report.py --ray          # Ray Data map_batches: fastblock.pipelines against
+                                              # NumPy's own way and the floor, images/s
+    python asv_bench/report.py --hf           # Hugging Face datasets with_transform: against
+                                              # torchvision's ops and the floor, images/s
     python asv_bench/report.py --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
@@ -29,11 +33,13 @@ if HERE not in sys.path:  # speed/ beside this file, when imported rather than r
     sys.path.insert(0, HERE)
 
 REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes", "preprocess",
-           "loader", "dask")
+           "loader", "dask", "ray", "hf")
 # The reports that take the parsed options (their own, and --plot/--quick).
 WITH_OPTIONS = ("pipeline", "preprocess", "dask")
 # A report's module under speed/ where it is not named after the report.
-MODULES = {"dask": "dask_cases"}
+MODULES = {"dask": "dask_cases", "ray": "pipelines", "hf": "pipelines"}
+# A report's function where it is not ``report`` (modules of several reports).
+FUNCTIONS = {"ray": "report_ray", "hf": "report_hf"}
 
 
 def main(argv=None) -> int:
@@ -56,7 +62,8 @@ def main(argv=None) -> int:
           f"{fb.get_num_threads()} threads")
     for name in chosen:
         print()
-        report = importlib.import_module(f"speed.{MODULES.get(name, name)}").report
+        module = importlib.import_module(f"speed.{MODULES.get(name, name)}")
+        report = getattr(module, FUNCTIONS.get(name, "report"))
         if name in WITH_OPTIONS:
             report(args)
         else:

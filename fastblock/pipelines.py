@@ -30,6 +30,7 @@ hand out torch tensors.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
@@ -42,6 +43,10 @@ __all__ = ["RayImages", "HFImages"]
 # The result dtypes, by NumPy name: the float types a model reads, and
 # uint8 to move the channels alone.
 _RESULTS = ("float32", "float16", "bfloat16", "float64", "uint8")
+
+# PIL's modes whose bytes (Image.tobytes) are numpy.asarray's H, W, C uint8
+# items, by their channel count.
+_PIL_BYTE_MODES = {"RGB": 3, "RGBA": 4}
 
 
 def _affine(mean, std):
@@ -116,6 +121,12 @@ class _ImageColumn:
             keywords["offset"] = self.offset.reshape(shape)
         return keywords
 
+    def _convert_stack(self, images: np.ndarray) -> np.ndarray:
+        """An ``N, H, W, C`` batch converted, one call (bfloat16 as ml_dtypes')."""
+        self._check(images.shape[1:], images.dtype)
+        axes = (0, 1, 2, 3) if self.channels_last else (0, 3, 1, 2)
+        return _permute.transpose(images, axes, **self._keywords())
+
     def _result_shape(self, n: int, hwc: tuple) -> tuple:
         h, w, c = hwc
         return (n, h, w, c) if self.channels_last else (n, c, h, w)
@@ -159,9 +170,7 @@ class RayImages(_ImageColumn):
         if images.ndim != 4:
             raise ValueError(f"column {self.column!r} must be N, H, W, C images, got shape "
                              f"{images.shape}")
-        self._check(images.shape[1:], images.dtype)
-        axes = (0, 1, 2, 3) if self.channels_last else (0, 3, 1, 2)
-        converted = _permute.transpose(images, axes, **self._keywords())
+        converted = self._convert_stack(images)
         if self.dtype.name == "bfloat16":
             converted = converted.view(np.int16)
         result = dict(batch)
@@ -203,14 +212,19 @@ class HFImages(_ImageColumn):
         self.return_tensors = return_tensors
 
     def __call__(self, batch: Mapping[str, Any]) -> dict:
-        images = [np.asarray(image) for image in self._images_of(batch)]
+        images = self._images_of(batch)
+        stacked = _pil_stack(images)
+        if stacked is not None:
+            converted = self._convert_stack(stacked)
+        else:
+            converted = self._convert([np.asarray(image) for image in images])
         result = dict(batch)
-        result[self.column] = self._wrap(self._convert(images))
+        result[self.column] = self._wrap(converted)
         return result
 
     def _convert(self, images: list) -> np.ndarray:
-        """The images converted into one new array (in the result's own
-        dtype; bfloat16 as ml_dtypes')."""
+        """The images converted into one new array, one collate call (in
+        the result's own dtype; bfloat16 as ml_dtypes')."""
         if not images:
             return np.empty((0,), self.dtype)
         first = images[0]
@@ -235,3 +249,25 @@ class HFImages(_ImageColumn):
         else:
             tensor = torch.from_numpy(out)
         return tensor.permute(0, 3, 1, 2) if self.channels_last and out.ndim == 4 else tensor
+
+
+def _pil_stack(images: Sequence) -> Optional[np.ndarray]:
+    """PIL images of one size and one mode of _PIL_BYTE_MODES stacked into
+    one ``N, H, W, C`` uint8 array from their bytes, each image as
+    ``numpy.asarray`` reads it; None for anything else. For small images
+    this is the cost that counts: one bytes copy each (as numpy.asarray's
+    own) and one conversion call, where numpy.asarray and a collate of the
+    arrays cost about 8 us an image at 32x32."""
+    pil = sys.modules.get("PIL.Image")
+    if pil is None or not len(images) or not isinstance(images[0], pil.Image):
+        return None
+    mode, size = images[0].mode, images[0].size
+    channels = _PIL_BYTE_MODES.get(mode)
+    if channels is None:
+        return None
+    for image in images:
+        if not isinstance(image, pil.Image) or image.mode != mode or image.size != size:
+            return None
+    width, height = size
+    data = b"".join([image.tobytes() for image in images])
+    return np.frombuffer(data, np.uint8).reshape(len(images), height, width, channels)

@@ -222,3 +222,23 @@ def test_hf_errors_name_the_argument():
         HFImages()({"image": [x[0] / 255.0]})
     with pytest.raises(ValueError, match="image 1 is float32"):
         HFImages()({"image": [x[0], x[1].astype(np.float32)]})
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "CMYK"])
+def test_hf_pil_images_read_as_numpy_asarray(mode):
+    """PIL images (RGB and RGBA read from their bytes, others by
+    numpy.asarray) give what numpy.asarray's arrays give; mixed modes fall
+    back to the arrays and their shape check."""
+    pil = pytest.importorskip("PIL.Image")
+    x = images(n=5, h=6, w=9, c=len(mode))
+    pictures = [pil.fromarray(a, mode) for a in x]
+    arrays = [np.asarray(p) for p in pictures]
+    assert same_bytes(np.stack(arrays), x)
+    transform = HFImages(dtype=np.float16, return_tensors="np")
+    got = transform({"image": pictures})["image"]
+    assert same_bytes(got, transform({"image": arrays})["image"])
+    assert same_bytes(got, expected(x, np.float16, normalized=False))
+    if mode == "RGB":
+        rgba = pil.fromarray(images(n=1, h=6, w=9, c=4)[0], "RGBA")
+        with pytest.raises(ValueError, match=r"image 2 is uint8 \(6, 9, 4\)"):
+            transform({"image": pictures[:2] + [rgba]})

@@ -7,8 +7,7 @@ per channel mean and std) in one pass, for
   ``N, H, W, C`` array (read-only when Ray lends it without a copy);
 - **Hugging Face datasets**: :class:`HFImages`, for
   ``Dataset.with_transform``, whose batches hold the column as a list of
-  images (PIL images, arrays or tensors), converted in one
-  :func:`fastblock.collate` call.
+  images (PIL images, arrays or tensors), converted in one call.
 
 >>> from fastblock.pipelines import RayImages, HFImages
 >>> ds = ds.map_batches(RayImages("image", mean=(0.485, 0.456, 0.406),
@@ -66,14 +65,13 @@ def _affine(mean, std):
 
 def _result_dtype(dtype) -> np.dtype:
     """``dtype`` (NumPy's or torch's) as a NumPy dtype of _RESULTS."""
+    refusal = f"dtype must be one of {', '.join(_RESULTS)} (NumPy's or torch's), got {dtype!r}"
     try:
         found = result_dtype(dtype)
     except TypeError as error:
-        raise TypeError(f"dtype must be one of {', '.join(_RESULTS)} (NumPy's or torch's), "
-                        f"got {dtype!r}") from error
+        raise TypeError(refusal) from error
     if found.name not in _RESULTS:
-        raise TypeError(f"dtype must be one of {', '.join(_RESULTS)} (NumPy's or torch's), "
-                        f"got {dtype!r}")
+        raise TypeError(refusal)
     return found
 
 
@@ -161,8 +159,8 @@ class RayImages(_ImageColumn):
     def __call__(self, batch: Mapping[str, np.ndarray]) -> dict:
         images = self._images_of(batch)
         if not isinstance(images, np.ndarray):
-            raise TypeError(f"column {self.column!r} must be a NumPy array "
-                            f"(map_batches(..., batch_format='numpy')), got {type(images).__name__}")
+            raise TypeError(f"column {self.column!r} must be a NumPy array (map_batches(..., "
+                            f"batch_format='numpy')), got {type(images).__name__}")
         if images.dtype == object:
             raise ValueError(f"column {self.column!r} holds images of several shapes (Ray "
                              f"gives such a column as an array of objects); this needs one "
@@ -183,7 +181,11 @@ class HFImages(_ImageColumn):
     (and ``set_transform``): the batch with its ``column`` (a list of
     ``H, W, C`` uint8 images: PIL images, NumPy arrays, tensors, anything
     ``numpy.asarray`` makes one of) replaced by the images converted and
-    stacked, one :func:`fastblock.collate` call a batch.
+    stacked, one call a batch: RGB and RGBA PIL images (what datasets'
+    ``Image`` feature decodes to) are read from their bytes into one
+    ``N, H, W, C`` array and converted by one ``fastblock.transpose``;
+    other images are read by ``numpy.asarray`` and converted by one
+    :func:`fastblock.collate`.
 
     ``column``, ``dtype``, ``mean``, ``std``, ``num_threads``: as
     :class:`RayImages`. ``return_tensors``: ``"pt"``, a torch tensor

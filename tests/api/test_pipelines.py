@@ -102,11 +102,13 @@ def test_ray_errors_name_the_argument():
     ragged[0], ragged[1] = images()[0], images(h=6)[0]
     with pytest.raises(ValueError, match="column 'image' holds images of several shapes"):
         call({"image": ragged})
-    with pytest.raises(ValueError, match=r"column 'image' must be N, H, W, C images, got shape \(5, 7, 3\)"):
+    with pytest.raises(ValueError, match=r"column 'image' must be N, H, W, C images, "
+                                         r"got shape \(5, 7, 3\)"):
         call({"image": images()[0]})
     with pytest.raises(TypeError, match="column 'image': images must be uint8, got float32"):
         call({"image": images().astype(np.float32)})
-    with pytest.raises(ValueError, match="mean and std have 3 values, the images of column 'image' 4"):
+    with pytest.raises(ValueError,
+                       match="mean and std have 3 values, the images of column 'image' 4"):
         call({"image": images(c=4)})
     with pytest.raises(TypeError, match="column 'image' must be a NumPy array"):
         call({"image": list(images())})
@@ -115,7 +117,8 @@ def test_ray_errors_name_the_argument():
 
 
 def test_construction_errors_name_the_argument():
-    with pytest.raises(TypeError, match="dtype must be one of float32, float16, bfloat16, float64, uint8"):
+    with pytest.raises(TypeError,
+                       match="dtype must be one of float32, float16, bfloat16, float64, uint8"):
         RayImages(dtype=np.int32)
     with pytest.raises(TypeError, match="dtype must be one of .*got 'pixels'"):
         HFImages(dtype="pixels")

@@ -11,7 +11,7 @@
 #   FASTBLOCK_ARM64_CPUS="cortex-a72" bash ci/arm64.sh
 #   FASTBLOCK_ARM64_CPUS=" " FASTBLOCK_ARM64_TREE=fastblock-portable \
 #     FASTBLOCK_ARM64_CPPFLAGS=-DFB_NEON=0 bash ci/arm64.sh   # build only:
-#     the portable path, for asv_bench/arm64_instructions.py
+#     the portable path, for speed_reports/arm64_instructions.py
 #
 # The root file system (Debian bookworm arm64: Python 3.11, NumPy's
 # aarch64 wheel) is built once per machine and kept (ci/chroot.sh). The

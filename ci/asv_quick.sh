@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Smoke-run the asv benchmark suite (asv_bench/) against the fastblock that
 # is installed in the active environment: the tests of the speed reports'
-# own code (tests/bench, marked speed_reports: the README's test run leaves
-# them here), `asv check`, then every benchmark once (`asv run
+# own code (speed_reports/; tests/bench, marked speed_reports: the README's
+# test run leaves them here), `asv check`, then every benchmark once (`asv run
 # --python=same --quick`). Fails if a test fails or a benchmark errors.
 # Run from the repository root after the package is installed; its time is
 # printed by .ci/run.
@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.."
 
 if ! python -c "import asv" 2>/dev/null; then
   python -m pip install -q "asv>=0.6.6"
+fi
+# The DataLoader report's JPEG source and DALI way (pyproject's bench extra).
+python -m pip install -q "pillow>=9"
+if [ "$(uname -sm)" = "Linux x86_64" ]; then
+  python -m pip install -q "nvidia-dali-cuda120>=1.30"
 fi
 
 python -m pytest tests/bench -m speed_reports -q -p no:cacheprovider

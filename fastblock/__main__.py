@@ -10,8 +10,8 @@
 Runs in well under a minute on 2 cores; ``--quick`` skips the 64 MiB cases.
 The full reports (every speed target, the transpose comparison, and ONNX
 Runtime, OpenVINO, PyTorch and TensorFlow on the same cases) are not part of
-the installed package: they live in the source repository, beside the asv
-benchmarks, as ``python asv_bench/report.py --targets|--transpose|--peers``.
+the installed package: they live in the source repository, as
+``python -m speed_reports --targets|--transpose|--peers`` (run from its root).
 """
 from __future__ import annotations
 

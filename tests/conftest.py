@@ -1,21 +1,16 @@
 """Shared fixtures for the fastblock test suite.
 
 pytest puts this folder on sys.path (no __init__.py), so every test folder
-imports the helpers here (``reference``); asv_bench/ goes there too, for the
-tests of the speed reports (``speed``), where the source tree has it."""
+imports the helpers here (``reference``). The speed reports that tests/bench
+tests (the package ``speed_reports``) import from the repository root, which
+``python -m pytest`` run there puts on sys.path."""
 import os
-import sys
 
 import numpy as np
 import pytest
 
 import fastblock as fb
 from draws import DRAWN_TESTS, EVERY_CASE, SEED
-
-_ASV_BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "asv_bench")
-if os.path.isdir(_ASV_BENCH) and _ASV_BENCH not in sys.path:
-    sys.path.insert(0, _ASV_BENCH)
-
 
 _BENCH_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench") + os.sep
 

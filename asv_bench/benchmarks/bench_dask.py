@@ -1,5 +1,5 @@
 """fastblock.dask on a LocalCluster of 2 worker processes x 1 thread
-(``speed/dask_cases.py``, issue 67): the preprocessing case, 256 images of
+(``speed_reports/dask_cases.py``, issue 67): the preprocessing case, 256 images of
 224x224x3 uint8 in chunks of 16 to float32 NCHW with ImageNet's mean and
 std, ``fastblock.dask.rearrange(img, "b h w c -> b c h w", dtype=np.float32,
 scale=s, offset=o)``, persisted and waited for (the graph's build
@@ -20,7 +20,7 @@ FASTBLOCK_ASV_QUICK 64 images and one round, about 5 s). Without
 """
 from .common import QUICK
 
-from speed import dask_cases, pipeline  # noqa: E402  (common put asv_bench/ on sys.path)
+from speed_reports import dask_cases, pipeline  # noqa: E402  (common put the repository root on sys.path)
 
 CASE = "preprocess"
 

@@ -1,4 +1,4 @@
-"""The 64 MiB cases against their own limits (``speed.peers.LIMIT_CASES``),
+"""The 64 MiB cases against their own limits (``speed_reports.peers.LIMIT_CASES``),
 on two threads: SpaceToDepth and DepthToSpace move as many bytes as a copy,
 so their limit is ``np.copyto`` of the result's bytes split over two
 threads; Tile reads a fraction of what it writes, so its limit is a
@@ -14,7 +14,7 @@ import fastblock as fb
 
 from .common import QUICK, interleaved_medians
 
-from speed import peers  # noqa: E402  (common put asv_bench/ on sys.path)
+from speed_reports import peers  # noqa: E402  (common put the repository root on sys.path)
 
 CASES = {peers.case_label(case, 0).split(" ->")[0]: case for case in peers.LIMIT_CASES}
 THREADS = 2

@@ -1,4 +1,4 @@
-"""fastblock in a multi-process pipeline (``speed/pipeline.py``): K worker
+"""fastblock in a multi-process pipeline (``speed_reports/pipeline.py``): K worker
 processes (K = the usable cores), started with ``fork`` and ``forkserver``
 (``spawn`` where neither exists) from a fresh parent that imported fastblock
 and made no call, or K threads of that parent (``threads``), all calling
@@ -20,7 +20,7 @@ counting to 0.1 s per case.
 """
 from .common import QUICK
 
-from speed import pipeline  # noqa: E402  (common put asv_bench/ on sys.path)
+from speed_reports import pipeline  # noqa: E402  (common put the repository root on sys.path)
 
 METHODS = [*pipeline.start_methods(), pipeline.THREADS]
 OPERATORS = ["space_to_depth", "transpose", "rearrange"]

@@ -1,6 +1,6 @@
-"""Model-input preprocessing in one pass (``speed/preprocess.py``, docs/convert.md):
+"""Model-input preprocessing in one pass (``speed_reports/preprocess.py``, docs/convert.md):
 the layout move, the dtype conversion and the per-channel scale and offset
-of each case of ``speed.preprocess.CASES`` in one fastblock call into a
+of each case of ``speed_reports.preprocess.CASES`` in one fastblock call into a
 preallocated result (``fb.transpose(img, (2, 0, 1), dtype=np.float32,
 scale=s, offset=o, out=out)``; the batches ``fb.collate``), its result
 checked against the contract's NumPy expression first.
@@ -15,14 +15,14 @@ checked against the contract's NumPy expression first.
 A fastblock without ``dtype=`` (or without ``fb.collate``, for the batches)
 skips its ``Preprocess`` cases. FASTBLOCK_ASV_QUICK skips the 8x1080x1920 video case (a
 100 MB result); the other cases keep their sizes (at most 38 MB).
-``python asv_bench/report.py --preprocess`` compares the same cases with
+``python -m speed_reports --preprocess`` compares the same cases with
 NumPy, OpenCV and PyTorch.
 """
 import functools
 
 from .common import QUICK, THREADS, interleaved_medians, thread_count, timing
 
-from speed import preprocess  # noqa: E402  (common put asv_bench/ on sys.path)
+from speed_reports import preprocess  # noqa: E402  (common put the repository root on sys.path)
 
 CASES = [case.name for case in preprocess.CASES]
 # Cases too large for a smoke run.

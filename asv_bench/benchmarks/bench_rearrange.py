@@ -1,6 +1,6 @@
 """fb.rearrange and fb.repeat against einops on NumPy arrays and PyTorch CPU
 tensors, and against the fastblock operator doing the same move, on the
-patterns of ``speed/patterns.py`` (SpaceToDepth, pixel shuffle, NCHW->NHWC,
+patterns of ``speed_reports/patterns.py`` (SpaceToDepth, pixel shuffle, NCHW->NHWC,
 uint8 patchify, a 5-D SpaceToDepth, two repeats), at about 64 MiB and 1 MiB
 of result and a tiny call. ``impl`` is the call:
 
@@ -16,7 +16,7 @@ result's bytes between preallocated arrays), interleaved in one process.
 """
 from .common import QUICK
 
-from speed import patterns  # noqa: E402  (common put asv_bench/ on sys.path)
+from speed_reports import patterns  # noqa: E402  (common put the repository root on sys.path)
 
 CASES = {case.label: case for case in patterns.CASES}
 IMPLS = ["fastblock", "operator", "einops numpy", "einops torch"]

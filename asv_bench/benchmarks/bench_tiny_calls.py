@@ -1,5 +1,5 @@
 """The tiny call of every front door: a float32 result of 64 or 256 bytes,
-a new array each call, the operators and calls of ``speed/sizes.py``.
+a new array each call, the operators and calls of ``speed_reports/sizes.py``.
 
 Such a call is all front door (argument handling, the fast path's cache
 lookup, the allocation): ``track_vs_copy`` is its median time over
@@ -11,8 +11,8 @@ import numpy as np
 
 from .common import interleaved_medians
 
-from speed import sizes  # noqa: E402  (common put asv_bench/ on sys.path)
-from speed.source import timing  # noqa: E402
+from speed_reports import sizes  # noqa: E402  (common put the repository root on sys.path)
+from speed_reports.source import timing  # noqa: E402
 
 OPERATORS = {op.name: op for op in sizes.OPERATORS}
 

@@ -541,10 +541,10 @@ def test_local_cluster_tile_and_round_trip(client):
 
 @pytest.mark.slow
 def test_local_cluster_report_cases(client):
-    """The cases of ``report.py --dask`` (asv_bench/speed/dask_cases.py), on
+    """The cases of ``python -m speed_reports --dask`` (speed_reports/dask_cases.py), on
     small inputs made on the workers: fastblock.dask and map_blocks of the
     same fastblock call give Dask's own result bit for bit, in its chunks."""
-    cases = pytest.importorskip("speed.dask_cases")  # the source tree's asv_bench/
+    cases = pytest.importorskip("speed_reports.dask_cases")  # the source tree's, when on sys.path
     for case in cases.CASES:
         small = cases.shrink(case)
         x, _ = cases.make_input(client, small)

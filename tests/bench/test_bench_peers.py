@@ -1,10 +1,10 @@
-"""The peer comparison (``python asv_bench/report.py --peers``): each installed peer builds
+"""The peer comparison (``python -m speed_reports --peers``): each installed peer builds
 every case on a tiny input and gives exactly fastblock's result, or says n/a.
 Only the construction and the equality checks run here, not the timing."""
 import numpy as np
 import pytest
 
-from speed import peers as bp
+from speed_reports import peers as bp
 
 # Tiny versions of the report's cases, plus a few that some peers cannot express.
 TINY_CASES = [

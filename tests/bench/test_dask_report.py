@@ -1,5 +1,5 @@
-"""The Dask report (``python asv_bench/report.py --dask``,
-``asv_bench/speed/dask_cases.py``) on small versions of its cases, in this
+"""The Dask report (``python -m speed_reports --dask``,
+``speed_reports/dask_cases.py``) on small versions of its cases, in this
 process: every way gives Dask's own result bit for bit (each case's result
 also written out here from the issue's words), a wrong way is caught, the
 shapes and chunks the floor allocates are the results', and the tables have
@@ -18,11 +18,15 @@ pytest.importorskip("dask.array")
 
 import dask  # noqa: E402
 
-from speed import dask_cases as dc  # noqa: E402
+from speed_reports import dask_cases as dc  # noqa: E402
 
 SMALL = {case.name: dc.shrink(case) for case in dc.CASES}
-REPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "asv_bench", "report.py")
+# The speed reports run as ``python -m speed_reports`` from a scratch folder,
+# with the repository root (which holds the package) on the path.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = [sys.executable, "-m", "speed_reports"]
+REPORT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    filter(None, [os.environ.get("PYTHONPATH"), ROOT])))
 
 
 def _sync(values):
@@ -136,7 +140,7 @@ def test_options():
 
 
 def test_report_script_knows_the_dask_report(tmp_path):
-    result = subprocess.run([sys.executable, REPORT, "--help"], capture_output=True, text=True,
-                            timeout=60, cwd=tmp_path)
+    result = subprocess.run([*REPORT, "--help"], capture_output=True, text=True,
+                            timeout=60, cwd=tmp_path, env=REPORT_ENV)
     assert result.returncode == 0, result.stderr
     assert "--dask" in result.stdout and "--dask-cases" in result.stdout

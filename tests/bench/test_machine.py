@@ -1,10 +1,10 @@
 """The helpers behind the machine floors of the speed targets report
-(``asv_bench/speed/machine.py``): the plain copies that target 1's two
+(``speed_reports/machine.py``): the plain copies that target 1's two
 readings and target 2 are measured against."""
 import numpy as np
 import pytest
 
-from speed import machine
+from speed_reports import machine
 
 
 @pytest.mark.parametrize("nbytes", [1, 2, 4097, 1 << 20])

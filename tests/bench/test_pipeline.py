@@ -1,5 +1,5 @@
-"""The pipeline report (``python asv_bench/report.py --pipeline``,
-``asv_bench/speed/pipeline.py``): every way of calling a case gives the same
+"""The pipeline report (``python -m speed_reports --pipeline``,
+``speed_reports/pipeline.py``): every way of calling a case gives the same
 result as an independent reference, the worker machinery returns a rate for
 every case and worker in a tiny configuration of each start method, the
 ratios and flags are right on made-up figures, and the plot is a PNG. Only
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from reference import batch_to_space_ref, space_to_batch_ref
-from speed import pipeline as pl
+from speed_reports import pipeline as pl
 
 TINY = pl.Config(operators=("space_to_depth", "transpose"), sizes=("224",), workers=2,
                  seconds=0.05, warmup=0.02, rounds=1)
@@ -261,9 +261,10 @@ def test_options():
 
 
 def test_report_script_lists_every_report_when_none_is_named():
-    report = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "asv_bench", "report.py")
-    result = subprocess.run([sys.executable, report], capture_output=True, text=True, timeout=60)
+    # python -m speed_reports, run from the repository root, which holds it
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([sys.executable, "-m", "speed_reports"], capture_output=True,
+                            text=True, timeout=60, cwd=root)
     assert result.returncode == 2
     assert "--pipeline" in result.stderr and "--sizes" in result.stderr
 

@@ -1,5 +1,5 @@
-"""The Ray and Hugging Face reports (``python asv_bench/report.py --ray`` /
-``--hf``, ``asv_bench/speed/pipelines.py``) in a tiny configuration: each
+"""The Ray and Hugging Face reports (``python -m speed_reports --ray`` /
+``--hf``, ``speed_reports/pipelines.py``) in a tiny configuration: each
 way's first batch passes the report's own check against the contract's
 expression, and every way gets a rate. Only the structure is checked here,
 not the speeds."""
@@ -7,7 +7,7 @@ not the speeds."""
 import numpy as np
 import pytest
 
-from speed import pipelines
+from speed_reports import pipelines
 
 pytest.importorskip("datasets")
 pytest.importorskip("torch")
@@ -42,7 +42,7 @@ def test_ray_report_tiny():
 
 def test_report_options():
     """--ray and --hf name the module's report functions."""
-    import report
+    from speed_reports import __main__ as report
     assert report.MODULES["ray"] == report.MODULES["hf"] == "pipelines"
     for name in ("ray", "hf"):
         assert callable(getattr(pipelines, report.FUNCTIONS[name]))

@@ -1,5 +1,5 @@
-"""The preprocessing report (``python asv_bench/report.py --preprocess``,
-``asv_bench/speed/preprocess.py``) on tiny versions of its cases: fastblock's
+"""The preprocessing report (``python -m speed_reports --preprocess``,
+``speed_reports/preprocess.py``) on tiny versions of its cases: fastblock's
 one pass and NumPy's chain give the issue-50 contract's result bit for bit
 (its NumPy expression written out here again: a multiply, then an add, in
 float32, then one rounding), PyTorch's and OpenCV's chains (which divide by
@@ -13,12 +13,16 @@ import sys
 import numpy as np
 import pytest
 
-from speed import preprocess as pp
+from speed_reports import preprocess as pp
 
 TINY = [pp.shrink(case) for case in pp.CASES]
 TINY_BY_NAME = {case.name: case for case in TINY}
-REPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "asv_bench", "report.py")
+# The speed reports run as ``python -m speed_reports`` from a scratch folder,
+# with the repository root (which holds the package) on the path.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = [sys.executable, "-m", "speed_reports"]
+REPORT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    filter(None, [os.environ.get("PYTHONPATH"), ROOT])))
 
 
 def _import(name):
@@ -233,9 +237,9 @@ def test_options_and_plot_path():
 
 def test_report_script_runs_the_preprocess_report(tmp_path):
     # the real imagenet case (224x224), one round, no plot
-    result = subprocess.run([sys.executable, REPORT, "--preprocess", "--cases", "imagenet",
+    result = subprocess.run([*REPORT, "--preprocess", "--cases", "imagenet",
                              "--rounds", "1", "--plot", ""], capture_output=True, text=True,
-                            timeout=300, cwd=tmp_path)
+                            timeout=300, cwd=tmp_path, env=REPORT_ENV)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "Preprocessing in one pass" in out
@@ -247,7 +251,7 @@ def test_report_script_runs_the_preprocess_report(tmp_path):
 def test_pipeline_imagenet_case_is_the_contract():
     # speed/pipeline.py's IMAGENET case (bench_pipeline.py's "imagenet"): every
     # way gives the contract's result on the 1x224x224x3 uint8 sample
-    from speed import pipeline as pl
+    from speed_reports import pipeline as pl
     size = pl.SIZE_BY_NAME["nhwc"]
     x = pl.make_input(pl.IMAGENET, size)
     mean = np.array([0.485, 0.456, 0.406]).reshape(3, 1, 1)

@@ -23,7 +23,7 @@ import pytest
 import fastblock as fb
 from fastblock import _engine
 from reference import depth_to_space_ref, space_to_depth_ref
-from speed.machine import huge_page_share
+from speed_reports.machine import huge_page_share
 from test_fault_ahead import _check_fresh, _values
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32",

@@ -13,7 +13,7 @@ to NumPy's first.
 as fast, lower is faster; the worst per row last) and draws the ratios
 against size, one line per operator, into a PNG (``FASTBLOCK_SIZES_PNG``,
 default ``sizes.png`` in the current directory) with matplotlib, where it
-is installed; ``python asv_bench/report.py --sizes`` calls it.
+is installed; ``python -m speed_reports --sizes`` calls it.
 """
 from __future__ import annotations
 

@@ -44,11 +44,11 @@ bit for bit for ``numpy``, ``fb+numpy``, ``fastblock`` and ``fastblock new``;
 to within a few units in the last place for ``opencv`` and ``torch``, which
 divide by 255 and by ``std`` (their contiguity too).
 
-``python asv_bench/report.py --preprocess`` prints the ratio table and draws
+``python -m speed_reports --preprocess`` prints the ratio table and draws
 the ratios as grouped bars on a log axis into a PNG (``--plot PATH``;
 default ``preprocess.png``); ``--quick`` takes 3 rounds instead of 7,
 ``--rounds N`` any count, ``--cases`` a subset. The asv benchmark
-(``benchmarks/bench_preprocess.py``) times the ``fastblock`` way and the
+(``asv_bench/benchmarks/bench_preprocess.py``) times the ``fastblock`` way and the
 limit of the same cases.
 """
 from __future__ import annotations
@@ -62,7 +62,7 @@ import numpy as np
 from .source import timing
 
 # fastblock is imported inside the functions that call it, so that
-# ``report.py --help`` works without a build.
+# ``python -m speed_reports --help`` works without a build.
 
 NUMPY, FB_NUMPY, FASTBLOCK, FASTBLOCK_NEW = "numpy", "fb+numpy", "fastblock", "fastblock new"
 OPENCV, TORCH, LIMIT_NEW, LIMIT = "opencv", "torch", "limit new", "limit"

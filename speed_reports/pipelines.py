@@ -35,7 +35,7 @@ for bit for fastblock, within float32 rounding for the others, which
 divide), then ``rounds`` epochs taking turns with the other ways; a figure
 is the median.
 
-``python asv_bench/report.py --ray`` / ``--hf`` prints the tables (about 2
+``python -m speed_reports --ray`` / ``--hf`` prints the tables (about 2
 and 3 minutes on 2 cores).
 """
 from __future__ import annotations
@@ -112,7 +112,8 @@ def measure_ray(n: int = 512, side: int = 224, batch: int = 64, rounds: int = 5)
     """Images a second of each Ray way (a local Ray of 2 CPUs, started here
     and shut down after)."""
     import ray
-    # Ray's workers unpickle the ways by module: speed/ must be on their path.
+    # Ray's workers unpickle the ways by module: the folder that holds
+    # speed_reports/ must be on their path.
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,

@@ -49,9 +49,9 @@ in a task there, into preallocated results and into new ones (the second
 pays for the results' fresh pages); the floor (Dask's cost of the tasks);
 the graph (tasks, pickled bytes, seconds to build); and, from the task
 stream of a round, the seconds inside the tasks and the transfers between
-workers. ``python asv_bench/report.py --dask`` prints both tables (about 2
+workers. ``python -m speed_reports --dask`` prints both tables (about 2
 minutes on 2 cores); ``--rounds N``, ``--quick`` (3 rounds) and
-``--dask-cases`` choose. ``benchmarks/bench_dask.py`` tracks the
+``--dask-cases`` choose. ``asv_bench/benchmarks/bench_dask.py`` tracks the
 preprocessing case's ratios.
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 # Dask, distributed and fastblock are imported inside the functions that use
-# them, so that ``report.py --help`` works without them.
+# them, so that ``python -m speed_reports --help`` works without them.
 
 DASK, FASTBLOCK_DASK, MAP_BLOCKS, FLOOR = "dask", "fastblock.dask", "map_blocks", "floor"
 WAYS = (DASK, FASTBLOCK_DASK, MAP_BLOCKS, FLOOR)

@@ -16,8 +16,8 @@ Each call makes a new C-contiguous result, as users call it:
   sharing ``x``'s memory.
 
 ``CASES`` is the one table of patterns: the asv suite
-(``benchmarks/bench_rearrange.py``) and ``report()`` (``python
-asv_bench/report.py --patterns``) both read it. Every result is checked
+(``asv_bench/benchmarks/bench_rearrange.py``) and ``report()`` (``python
+-m speed_reports --patterns``) both read it. Every result is checked
 against einops on NumPy before anything is timed.
 """
 from __future__ import annotations

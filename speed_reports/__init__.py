@@ -1,4 +1,4 @@
-"""fastblock's speed reports, run by ``python asv_bench/report.py``: the
+"""fastblock's speed reports, run by ``python -m speed_reports``: the
 speed targets (``targets``), the transpose comparison (``transpose``) and
 the peer comparison (``peers``), with what they know of this machine
 (``machine``). Not part of the installed package: each report calls

@@ -2,7 +2,7 @@
 portable path, counted under qemu user mode (a proxy for speed where no
 ARM machine is at hand: wall time under emulation means nothing).
 
-    python asv_bench/arm64_instructions.py ROOT PLUGIN [--calls N] [--cases NAME ...]
+    python speed_reports/arm64_instructions.py ROOT PLUGIN [--calls N] [--cases NAME ...]
 
 ROOT: an arm64 root file system with NumPy in ROOT/venv and two builds of
 fastblock: ROOT/fastblock, and ROOT/fastblock-portable built with
@@ -176,7 +176,7 @@ def count(root, plugin, op, tree, mode, calls):
                PYTHONPATH=f"{root}/{tree}:{root}/venv/lib/python3.11/site-packages")
     done = subprocess.run(
         ["qemu-aarch64", "-L", root, "-plugin", plugin, "-d", "plugin", f"{root}/usr/bin/python3.11",
-         f"{root}/{tree}/asv_bench/arm64_instructions.py", "--target", op, mode, str(calls)],
+         f"{root}/{tree}/speed_reports/arm64_instructions.py", "--target", op, mode, str(calls)],
         env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{op} {mode}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")

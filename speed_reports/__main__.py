@@ -1,21 +1,21 @@
 """fastblock's full speed reports, beside the asv suite (not installed).
 
-    python asv_bench/report.py --targets      # every speed target, several minutes
-    python asv_bench/report.py --transpose    # fb.transpose against NumPy (and PyTorch)
-    python asv_bench/report.py --peers        # ONNX Runtime, OpenVINO, PyTorch, TensorFlow
-    python asv_bench/report.py --patterns     # fb.rearrange / fb.repeat against einops
-    python asv_bench/report.py --pipeline     # worker processes, and beside a busy core; a plot
-    python asv_bench/report.py --sizes        # every front door against NumPy, 64 B to 64 MiB, plot
-    python asv_bench/report.py --preprocess   # move + dtype + scale/offset in one pass, against
+    python -m speed_reports --targets      # every speed target, several minutes
+    python -m speed_reports --transpose    # fb.transpose against NumPy (and PyTorch)
+    python -m speed_reports --peers        # ONNX Runtime, OpenVINO, PyTorch, TensorFlow
+    python -m speed_reports --patterns     # fb.rearrange / fb.repeat against einops
+    python -m speed_reports --pipeline     # worker processes, and beside a busy core; a plot
+    python -m speed_reports --sizes        # every front door against NumPy, 64 B to 64 MiB, plot
+    python -m speed_reports --preprocess   # move + dtype + scale/offset in one pass, against
                                               # NumPy, OpenCV, PyTorch; a plot (--plot, --quick)
-    python asv_bench/report.py --loader       # torch's DataLoader, 0 and 2 workers, images/s
-    python asv_bench/report.py --dask         # fastblock.dask on a LocalCluster against Dask's
+    python -m speed_reports --loader       # torch's DataLoader, 0 and 2 workers, images/s
+    python -m speed_reports --dask         # fastblock.dask on a LocalCluster against Dask's
                                               # own way, map_blocks and the floor (~2 min)
-    python asv_bench/report.py --ray          # Ray Data map_batches: fastblock.pipelines against
+    python -m speed_reports --ray          # Ray Data map_batches: fastblock.pipelines against
                                               # NumPy's own way and the floor, images/s
-    python asv_bench/report.py --hf           # Hugging Face datasets with_transform: against
+    python -m speed_reports --hf           # Hugging Face datasets with_transform: against
                                               # torchvision's ops and the floor, images/s
-    python asv_bench/report.py --all          # every report in turn
+    python -m speed_reports --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
 two builds, run it once with each build first on ``PYTHONPATH``. The short
@@ -28,29 +28,25 @@ import importlib
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:  # speed/ beside this file, when imported rather than run
-    sys.path.insert(0, HERE)
-
 REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes", "preprocess",
            "loader", "dask", "ray", "hf")
 # The reports that take the parsed options (their own, and --plot/--quick).
 WITH_OPTIONS = ("pipeline", "preprocess", "dask")
-# A report's module under speed/ where it is not named after the report.
+# A report's module in this package where it is not named after the report.
 MODULES = {"dask": "dask_cases", "ray": "pipelines", "hf": "pipelines"}
 # A report's function where it is not ``report`` (modules of several reports).
 FUNCTIONS = {"ray": "report_ray", "hf": "report_hf"}
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python asv_bench/report.py", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m speed_reports", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     for name in REPORTS:
         parser.add_argument(f"--{name}", action="store_true", help=f"the {name} report")
     parser.add_argument("--all", action="store_true", help="every report, in the order above")
-    importlib.import_module("speed.pipeline").add_arguments(parser)
-    importlib.import_module("speed.preprocess").add_arguments(parser)
-    importlib.import_module("speed.dask_cases").add_arguments(parser)
+    importlib.import_module("speed_reports.pipeline").add_arguments(parser)
+    importlib.import_module("speed_reports.preprocess").add_arguments(parser)
+    importlib.import_module("speed_reports.dask_cases").add_arguments(parser)
     args = parser.parse_args(argv)
     chosen = [name for name in REPORTS if args.all or getattr(args, name)]
     if not chosen:
@@ -62,7 +58,7 @@ def main(argv=None) -> int:
           f"{fb.get_num_threads()} threads")
     for name in chosen:
         print()
-        module = importlib.import_module(f"speed.{MODULES.get(name, name)}")
+        module = importlib.import_module(f"speed_reports.{MODULES.get(name, name)}")
         report = getattr(module, FUNCTIONS.get(name, "report"))
         if name in WITH_OPTIONS:
             report(args)

@@ -8,7 +8,7 @@ interleaved with the case: see ``fastblock/_timing.py``), against NumPy
 PyTorch's ``permute`` where ``torch`` can be imported
 (``out.copy_(t.permute(axes))`` and ``t.permute(axes).contiguous()``).
 
-``report()`` prints the table; ``python asv_bench/report.py --transpose`` calls it.
+``report()`` prints the table; ``python -m speed_reports --transpose`` calls it.
 """
 from __future__ import annotations
 

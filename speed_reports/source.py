@@ -10,7 +10,7 @@ import importlib.util
 import pathlib
 import sys
 
-PACKAGE_SOURCE = pathlib.Path(__file__).resolve().parents[2] / "fastblock"
+PACKAGE_SOURCE = pathlib.Path(__file__).resolve().parents[1] / "fastblock"
 
 
 def _load(name: str):

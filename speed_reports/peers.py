@@ -37,7 +37,7 @@ Each case is also timed against its own limit (``limit``): a block
 operator against a two-thread ``np.copyto`` of the result's
 bytes, a Tile against a write-only fill of its result.
 
-``report()`` prints the table; ``python asv_bench/report.py --peers`` calls it.
+``report()`` prints the table; ``python -m speed_reports --peers`` calls it.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The speed targets, measured: ``python asv_bench/report.py --targets``.
+"""The speed targets, measured: ``python -m speed_reports --targets``.
 
 Each figure is a ratio to a reference timed in the same process and
 interleaved with the case (medians), so that machine noise hits both:

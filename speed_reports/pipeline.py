@@ -30,7 +30,7 @@ core, each transforming a stream of samples. This report reproduces that:
   the median call of every case with default settings and with
   ``num_threads=1``.
 
-``python asv_bench/report.py --pipeline`` prints the tables and draws a PNG
+``python -m speed_reports --pipeline`` prints the tables and draws a PNG
 of throughput per operator (matplotlib). The machinery is importable:
 :func:`run_pipeline` and :func:`busy_core` take the cases, durations, worker
 count and start method, for the asv benchmark (``bench_pipeline.py``), the

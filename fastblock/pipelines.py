@@ -34,8 +34,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from . import _collate, _permute
-from ._convert import result_dtype
+from ._call.convert import result_dtype
+from ._ops import collate as _collate, permute as _permute
 
 __all__ = ["RayImages", "HFImages"]
 

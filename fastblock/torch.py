@@ -49,7 +49,7 @@ import torch
 import torch.utils.data as tud
 from torch.utils.data._utils.collate import default_collate
 
-from . import _collate, _permute
+from ._ops import collate as _collate, permute as _permute
 from .pipelines import _affine
 
 __all__ = ["DataLoader", "Loader", "Collate"]

@@ -182,8 +182,10 @@ cdef extern from "src/convert.h" nogil:
         int vbmi
         int bf16
     int fb_convert_compute(int src, int dst, int affine)
-    void fb_convert_run(const FbConvert* cv, char* dst, fb_intp dst_step, const char* src,
-                        fb_intp n, const char* scale, const char* offset)
+    ctypedef void (*FbConvertRun)(const FbConvert* cv, char* dst, fb_intp dst_step,
+                                  const char* src, fb_intp n, const char* scale,
+                                  const char* offset) noexcept nogil
+    FbConvertRun fb_convert_run_for(const FbConvert* cv, fb_intp dst_step)
     void fb_convert_init()
     int fb_convert_lanes_runs(const FbConvert* cv, int lanes, int interleave)
     void fb_convert_lanes(const FbConvert* cv, char* dst, const char* src, fb_intp plane_step,

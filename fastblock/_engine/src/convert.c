@@ -113,10 +113,28 @@ int fb_convert_compute(int src, int dst, int affine) {
     return FB_NUM_F32;
 }
 
-/* fb_convert_run's pieces in the compute type CT (SUF its passes' suffix,
-   NUM its type code). */
+static const FbConvertPasses *cv_passes(const FbConvert *cv) {
+#if FB_X86_SIMD || FB_NEON
+    if (cv->simd)
+        return &passes_simd;
+#endif
+    return &passes_portable;
+}
+
+static int cv_affine(const FbConvert *cv) {
+    return cv->scale != FB_AFFINE_NONE || cv->offset != FB_AFFINE_NONE;
+}
+
+/* A run in pieces through v, in the compute type CT (SUF its passes'
+   suffix, NUM its type code). Lines advance with the run; one value (or
+   none: NULL) stays. A source of the compute type, aligned (the stage
+   always is), is read where it lies: no load pass. */
 #define CV_PIECES(CT, SUF, NUM)                                                             \
     do {                                                                                    \
+        const FbConvertPasses *passes = cv_passes(cv);                                      \
+        fb_intp i, m, item = cv_item_bytes[cv->src];                                        \
+        int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;    \
+        int affine = cv_affine(cv);                                                         \
         CT v[FB_CONVERT_PIECE];                                                             \
         const CT *s = (const CT *)scale, *o = (const CT *)offset, *x;                       \
         int direct = cv->src == (NUM) && (uintptr_t)src % sizeof(CT) == 0;                  \
@@ -138,35 +156,53 @@ int fb_convert_compute(int src, int dst, int affine) {
         }                                                                                   \
     } while (0)
 
-void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
-                    fb_intp n, const char *scale, const char *offset) {
-    const FbConvertPasses *passes = &passes_portable;
-    fb_intp i, m, item = cv_item_bytes[cv->src];
-    /* Lines advance with the run; one value (or none: NULL) stays. A source
-       of the compute type, aligned (the stage always is), is read where
-       it lies: no load pass. */
-    int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;
-    int affine = cv->scale != FB_AFFINE_NONE || cv->offset != FB_AFFINE_NONE;
-#if FB_X86_SIMD || FB_NEON
-    if (cv->simd)
-        passes = &passes_simd;
-#endif
-    if (cv->dst == FB_NUM_BF16 && !affine && passes->bf16_straight[cv->src] != NULL) {
-        passes->bf16_straight[cv->src](dst, dst_step, src, n);
-    } else if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
-            && passes->fused[cv->dst][cv->src] != NULL) {
-        passes->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
-                                        (const float *)offset, cv->offset);
-    } else if (cv->dst == FB_NUM_F32 && cv->compute == FB_NUM_F32 && !affine && dst_step == 4
-            && (uintptr_t)dst % 4 == 0) {
-        passes->load_f32[cv->src]((float *)dst, src, n); /* the load is the conversion */
-    } else if (cv->compute == FB_NUM_F32) {
-        CV_PIECES(float, f32, FB_NUM_F32);
-    } else {
-        CV_PIECES(double, f64, FB_NUM_F64);
-    }
+static void cv_run_pieces_f32(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                              fb_intp n, const char *scale, const char *offset) {
+    CV_PIECES(float, f32, FB_NUM_F32);
+}
+
+static void cv_run_pieces_f64(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                              fb_intp n, const char *scale, const char *offset) {
+    CV_PIECES(double, f64, FB_NUM_F64);
 }
 #undef CV_PIECES
+
+static void cv_run_bf16_straight(const FbConvert *cv, char *dst, fb_intp dst_step,
+                                 const char *src, fb_intp n, const char *scale,
+                                 const char *offset) {
+    (void)scale; (void)offset;
+    cv_passes(cv)->bf16_straight[cv->src](dst, dst_step, src, n);
+}
+
+static void cv_run_fused(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                         fb_intp n, const char *scale, const char *offset) {
+    (void)dst_step;
+    cv_passes(cv)->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
+                                           (const float *)offset, cv->offset);
+}
+
+/* float32 results without scale or offset: the load is the conversion,
+   straight into an aligned result (else by the pieces). */
+static void cv_run_load_f32(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                            fb_intp n, const char *scale, const char *offset) {
+    if ((uintptr_t)dst % 4 == 0)
+        cv_passes(cv)->load_f32[cv->src]((float *)dst, src, n);
+    else
+        cv_run_pieces_f32(cv, dst, dst_step, src, n, scale, offset);
+}
+
+FbConvertRun fb_convert_run_for(const FbConvert *cv, fb_intp dst_step) {
+    const FbConvertPasses *passes = cv_passes(cv);
+    int affine = cv_affine(cv);
+    if (cv->dst == FB_NUM_BF16 && !affine && passes->bf16_straight[cv->src] != NULL)
+        return cv_run_bf16_straight;
+    if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
+            && passes->fused[cv->dst][cv->src] != NULL)
+        return cv_run_fused;
+    if (cv->dst == FB_NUM_F32 && cv->compute == FB_NUM_F32 && !affine && dst_step == 4)
+        return cv_run_load_f32;
+    return cv->compute == FB_NUM_F32 ? cv_run_pieces_f32 : cv_run_pieces_f64;
+}
 
 void fb_convert_init(void) {
 #if FB_X86_SIMD

@@ -50,13 +50,18 @@ typedef struct {
 /* The compute type for a conversion (see above). */
 FB_INTERNAL int fb_convert_compute(int src, int dst, int affine);
 
-/* n items from src (packed, cv->src) into dst, dst_step bytes apart;
-   scale and offset point to one value or n values of the compute type
-   (cv->scale, cv->offset). */
-FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
-                                fb_intp n, const char *scale, const char *offset);
+/* A run's conversion: n items from src (packed, cv->src) into dst,
+   dst_step bytes apart; scale and offset point to one value or n values
+   of the compute type (cv->scale, cv->offset). */
+typedef void (*FbConvertRun)(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                             fb_intp n, const char *scale, const char *offset);
 
-/* Build the tables of fb_convert_run's SIMD variants and of
+/* The run conversion for cv's runs into results dst_step bytes apart:
+   chosen once, when a plan's tile shape is made (straight, fused, a load
+   alone, or in pieces through the passes; SIMD or portable). */
+FB_INTERNAL FbConvertRun fb_convert_run_for(const FbConvert *cv, fb_intp dst_step);
+
+/* Build the tables of the run conversions' SIMD variants and of
    fb_convert_lanes (once, when the engine loads, before any thread runs). */
 FB_INTERNAL void fb_convert_init(void);
 

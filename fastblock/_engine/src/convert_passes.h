@@ -109,7 +109,7 @@ FB_CV_STORE(double, store_f64_f64, double, x)
 
 
 /* The common pairs in one pass, item by item from source to packed result
-   (fb_convert_run takes them where the result's items are contiguous):
+   (the run conversion takes them where the result's items are contiguous):
    the same operations as the three passes above, in registers. */
 #define FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, SCALED, OFFSET)                                 \
     for (i = 0; i < n; i++) {                                                               \

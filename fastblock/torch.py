@@ -50,6 +50,7 @@ import torch.utils.data as tud
 from torch.utils.data._utils.collate import default_collate
 
 from ._ops import collate as _collate, permute as _permute
+from .pipelines import _affine
 
 __all__ = ["DataLoader", "Loader", "Collate"]
 
@@ -284,21 +285,6 @@ def _cuda_available() -> bool:
 
 def _pinned_empty(shape: tuple, dtype: torch.dtype) -> torch.Tensor:
     return torch.empty(shape, dtype=dtype, pin_memory=True)
-
-
-def _affine(mean, std):
-    """The folded scale and offset of ``(x / 255 - mean) / std``, float64,
-    one a channel; (None, None) without mean and std."""
-    if mean is None and std is None:
-        return None, None
-    if mean is None or std is None:
-        raise ValueError("mean and std go together: give both or neither")
-    mean = np.asarray(mean, np.float64).ravel()
-    std = np.asarray(std, np.float64).ravel()
-    if mean.shape != std.shape:
-        raise ValueError(f"mean and std must have one value a channel each, got {mean.size} "
-                         f"and {std.size}")
-    return 1.0 / (255.0 * std), -mean / std
 
 
 def _check_image(image: np.ndarray) -> None:

@@ -118,6 +118,8 @@ static const FbConvertPasses *cv_passes(const FbConvert *cv) {
 #if FB_X86_SIMD || FB_NEON
     if (cv->simd)
         return &passes_simd;
+#else
+    (void)cv;
 #endif
     return &passes_portable;
 }
@@ -207,12 +209,12 @@ FbConvertRun fb_convert_run_for(const FbConvert *cv, fb_intp dst_step) {
 
 void fb_convert_init(void) {
 #if FB_X86_SIMD
-    build_simd_passes(&passes_avx2, store_u8_f32_x86, store_i8_f32_x86, store_u16_f32_x86,
-                      store_i16_f32_x86, store_f16_f32_x86);
+    build_simd_passes(&passes_avx2, store_f32_u8_x86, store_f32_i8_x86, store_f32_u16_x86,
+                      store_f32_i16_x86, store_f32_f16_x86);
     cv_build_lane_masks();
 #elif FB_NEON
-    build_simd_passes(&passes_portable, store_u8_f32_neon, store_i8_f32_neon, store_u16_f32_neon,
-                      store_i16_f32_neon, store_f16_f32_neon);
+    build_simd_passes(&passes_portable, store_f32_u8_neon, store_f32_i8_neon, store_f32_u16_neon,
+                      store_f32_i16_neon, store_f32_f16_neon);
 #endif
 }
 
@@ -304,6 +306,7 @@ FbConvertLanes fb_convert_lanes_for(const FbConvert *cv, int lanes, int interlea
 void fb_convert_lanes(FbConvertLanes kernel, const FbConvert *cv, char *dst, const char *src,
                       fb_intp plane_step, fb_intp n_pixels, int lanes, const char *scale,
                       fb_intp scale_step, const char *offset, fb_intp offset_step) {
+#if FB_X86_SIMD || FB_NEON
     float s[FB_CONVERT_WIDE_LANES_MAX], o[FB_CONVERT_WIDE_LANES_MAX];
     int lane, finite = 1, normal = 1, bf16_type;
     const float *has_s = cv->scale != FB_AFFINE_NONE ? s : NULL;
@@ -322,4 +325,9 @@ void fb_convert_lanes(FbConvertLanes kernel, const FbConvert *cv, char *dst, con
     }
     bf16_type = !finite ? FB_NUM_BF16 : cv->bf16 && normal ? CV_BF16_NATIVE : CV_BF16_FINITE;
     kernel(cv, dst, src, plane_step, n_pixels, lanes, has_s, has_o, bf16_type);
+#else
+    /* No lanes kernels here: fb_convert_lanes_for gave none to call. */
+    (void)kernel; (void)cv; (void)dst; (void)src; (void)plane_step; (void)n_pixels;
+    (void)lanes; (void)scale; (void)scale_step; (void)offset; (void)offset_step;
+#endif
 }

@@ -38,6 +38,7 @@ the others, which divide; DALI's JPEG decoder within 3 levels of Pillow's).
 """
 from __future__ import annotations
 
+import gc
 import io
 import time
 
@@ -268,14 +269,21 @@ def measure(source: str = "decoded", n: int = 1024, side: int = 224, batch: int 
     jpegs = _jpegs(pictures) if source == "jpeg" else None
     decoded = np.stack([_decode(j) for j in jpegs]) if jpegs else pictures
     chosen = [w for w in ways if _available(w) and not (w == "bare" and workers)]
-    loaders = {way: _loader(way, pictures, jpegs, batch, workers) for way in chosen}
-    for way, loader in loaders.items():
-        _check(way, loader, decoded, bool(jpegs))
-        _epoch(loader)
-    rates = {way: [] for way in loaders}
-    for _ in range(rounds):
-        for way, loader in loaders.items():
-            rates[way].append(_epoch(loader))
+    loaders = {}
+    try:
+        # DALI's pipeline last, once every worker process has started: a
+        # worker forked beside a live pipeline hangs when it frees its copy.
+        for way in sorted(chosen, key=lambda w: w == "dali"):
+            loaders[way] = _loader(way, pictures, jpegs, batch, workers)
+            _check(way, loaders[way], decoded, bool(jpegs))
+            _epoch(loaders[way])
+        rates = {way: [] for way in chosen}
+        for _ in range(rounds):
+            for way in chosen:
+                rates[way].append(_epoch(loaders[way]))
+    finally:
+        loaders.clear()
+        gc.collect()        # the pipeline and the workers gone before the next forks
     return {way: float(np.median(r)) for way, r in rates.items()}
 
 

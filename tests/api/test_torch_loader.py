@@ -197,9 +197,12 @@ def _leaked(before):
     return sorted(name for name in _shm() - before if gone_or_mine(name))
 
 
+@pytest.mark.slow
 def test_a_worker_that_raises():
     """A sample that raises in a worker gives torch's own error, and leaves
-    no shared memory behind."""
+    no shared memory behind (slow: freeing the iterator of a torch
+    DataLoader whose worker raised takes torch 5 s a worker, fastblock's
+    or not)."""
     before = _shm()
     loader = fbt.DataLoader(Images(fail_at=21), batch_size=8, num_workers=2)
     with pytest.raises(ValueError, match="sample 21 is broken"):

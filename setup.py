@@ -103,6 +103,11 @@ ENGINE_C_WARNINGS = ["-Wall", "-Wextra"] + (["-Werror"] if os.environ.get("FASTB
 # The counters that Python threads share (the engine and the fast path).
 SHARED_STATE_HEADER = os.path.join("fastblock", "_engine", "shared_state.h")
 
+# The modules of fastblock/_ops and fastblock/_call that stay interpreted:
+# the packages' own, and two that run once, at import or per Dask graph
+# (the docstrings' shared sections; fastblock.dask's chunk plans).
+PLAIN_PYTHON = {"__init__", "docs", "chunks"}
+
 # No debug information: Python's CFLAGS carry -g, which makes the build about
 # 1.4 times slower (src/lanes.c: 70 s against 51 s) and the module larger,
 # for the same machine code (.text identical with and without). The
@@ -294,27 +299,32 @@ def extensions():
         # The C files include these headers; Cython tracks its own .pxd/.pxi.
         depends=[*ENGINE_C_HEADERS, SHARED_STATE_HEADER],
     )
-    # The front doors are plain Python, compiled by Cython as well: a call on
-    # a tiny array is mostly argument checking, and compiled it costs a
-    # fraction of the interpreted time. The .py files stay the source.
-    front_doors = [
-        Extension(f"fastblock.{name}", [f"fastblock/{name}.py"], extra_compile_args=["-O2", *NO_DEBUG_INFO])
-        for name in ("_api", "_validate", "_strided_copy", "_layouts", "_execute", "_threads", "_interop",
-                     "_rearrange", "_permute", "_convert", "_collate")
+    # The operators and the call machinery are plain Python, compiled by
+    # Cython as well: a call on a tiny array is mostly argument checking, and
+    # compiled it costs a fraction of the interpreted time. The .py files
+    # stay the source. Every module of the two folders is compiled (a new
+    # operator's file too) but PLAIN_PYTHON's.
+    python_modules = [
+        Extension(f"fastblock.{folder}.{name[:-3]}", [f"fastblock/{folder}/{name}"],
+                  extra_compile_args=["-O2", *NO_DEBUG_INFO])
+        for folder in ("_ops", "_call")
+        for name in sorted(os.listdir(os.path.join("fastblock", folder)))
+        if name.endswith(".py") and name[:-3] not in PLAIN_PYTHON
     ]
-    # What the front doors read from the array structs: memory facts for the
-    # out= checks, and every front door's repeated call run from a cache (the
-    # fast path, which cimports the engine's stored programs).
+    # What the call machinery reads from the array structs: memory facts for
+    # the out= checks and a scale's compact values, and every front door's
+    # repeated call run from a cache (the fast path, which cimports the
+    # engine's stored programs).
     array_helpers = [
-        Extension(f"fastblock.{name}", [f"fastblock/{name}.pyx"],
+        Extension(f"fastblock._call.{name}", [f"fastblock/_call/{name}.pyx"],
                   include_dirs=[numpy.get_include(), "fastblock", os.path.join("fastblock", "_engine")],
                   define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                   extra_compile_args=["-O2", *NO_DEBUG_INFO], depends=[SHARED_STATE_HEADER])
-        for name in ("_memory", "_fastpath")
+        for name in ("memory", "fastpath")
     ]
-    sources = {ext.name: ext.sources[0] for ext in [engine, *front_doors, *array_helpers]}
+    sources = {ext.name: ext.sources[0] for ext in [engine, *python_modules, *array_helpers]}
     built = cythonize(
-        [engine, *front_doors, *array_helpers],
+        [engine, *python_modules, *array_helpers],
         nthreads=BUILD_JOBS,
         # Safe directives for every module: the compiled .py modules keep
         # Python semantics exactly (type hints are hints, not C types). The

@@ -12,6 +12,11 @@ cd "$(dirname "$0")/.."
 if ! python -c "import asv" 2>/dev/null; then
   python -m pip install -q "asv>=0.6.6"
 fi
+# The DataLoader report's JPEG source and DALI way (pyproject's bench extra).
+python -m pip install -q "pillow>=9"
+if [ "$(uname -sm)" = "Linux x86_64" ]; then
+  python -m pip install -q "nvidia-dali-cuda120>=1.30"
+fi
 
 python -m pytest tests/bench -m speed_reports -q -p no:cacheprovider
 

@@ -76,7 +76,7 @@ if [ ! -e "$asan_lib" ]; then
   echo "no ASan runtime for $cc (libasan.so not found)" >&2
   exit 1
 fi
-for ext in "$tree"/fastblock/*.so "$tree"/fastblock/_engine/*.so; do
+for ext in "$tree"/fastblock/_ops/*.so "$tree"/fastblock/_call/*.so "$tree"/fastblock/_engine/*.so; do
   # ldd's output is read whole first: `ldd | grep -q` under pipefail fails
   # at random when grep exits before ldd has written everything (SIGPIPE).
   libs=$(ldd "$ext")

@@ -38,7 +38,8 @@ copy_tree() {
   else
     # (No wildcard crosses a '/': fastblock/_engine/src/*.c is hand-written C.)
     tar -C "$1" --no-wildcards-match-slash --exclude='*.so' --exclude='build' --exclude='dist' --exclude='.venv*' \
-        --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/*.c' --exclude='fastblock/_engine/*.c' \
+        --exclude='*.egg-info' --exclude='__pycache__' --exclude='fastblock/_ops/*.c' --exclude='fastblock/_call/*.c' \
+        --exclude='fastblock/_engine/*.c' \
         -cf - . | tar -C "$2" -xf -
   fi
 }

@@ -81,8 +81,8 @@ for path in open(expected).read().split():
 with zipfile.ZipFile(wheel) as z:
     names = z.namelist()
 modules = [n for n in names if n.startswith("fastblock/")]
-# Each extension's generated C is in the sdist (fastblock/*.c and
-# fastblock/_engine/core.c; the engine's hand-written C is in
+# Each extension's generated C is in the sdist (fastblock/_ops/*.c,
+# fastblock/_call/*.c and fastblock/_engine/core.c; the engine's hand-written C is in
 # fastblock/_engine/src); its compiled module must be in the wheel.
 extensions = sorted(p[:-2] for p in have
                     if p.startswith("fastblock/") and p.endswith(".c")

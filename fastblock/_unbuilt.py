@@ -7,7 +7,7 @@ import os
 
 # The extensions that exist only compiled (no .py beside them), by path
 # under the package.
-COMPILED_ONLY = ("_engine/core", "_memory", "_fastpath")
+COMPILED_ONLY = ("_engine/core", "_call/memory", "_call/fastpath")
 
 
 def _is_built(package_dir: str, name: str) -> bool:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Optional, Sequence
+from typing import Optional
 
 import dask
 import dask.array as da
@@ -57,25 +57,24 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 from dask.utils import parse_bytes
 
-from . import _api, _rearrange
-from ._convert import Conversion, check_conversion, converting
-from ._docs import fill_doc
-from ._layouts import (
-    BLOCKS_FIRST,
-    LayoutAxes,
-    depth_to_space_shape,
-    space_to_depth_shape,
-    tile_shapes,
-)
-from ._validate import (
+from ._call.convert import Conversion, check_conversion, converting
+from ._call.layouts import LayoutAxes, depth_to_space_shape, space_to_depth_shape, tile_shapes
+from ._call.validate import (
     check_block_arguments,
-    check_block_size,
-    check_data_format,
-    check_mode,
     check_repeats,
     check_result_size,
     check_thread_count,
 )
+from ._ops.chunks import (
+    chunk_arguments,
+    depth_to_space_plan,
+    known,
+    space_to_depth_plan,
+    tile_axis_plan,
+)
+from ._ops.docs import fill_doc
+from ._ops.patterns import checked_recipe, pattern_axes
+from ._ops.table import OPERATORS
 
 __all__ = ["space_to_depth", "depth_to_space", "tile", "rearrange", "repeat",
            "space_to_depth_chunks", "depth_to_space_chunks"]
@@ -107,33 +106,9 @@ def _meta(ndim: int, dtype: np.dtype) -> np.ndarray:
     return np.empty((0,) * ndim, dtype=dtype)
 
 
-def _known(chunks: Sequence[float], what: str) -> None:
-    if any(isinstance(c, float) and math.isnan(c) for c in chunks):
-        raise ValueError(f"the {what} needs known chunk sizes; call x.compute_chunk_sizes() first")
-
-
 def _known_sizes(shape) -> tuple:
     """``shape`` without the axes of unknown (NaN) length."""
     return tuple(int(s) for s in shape if not math.isnan(s))
-
-
-def _aligned(chunks: tuple, multiple: int) -> tuple:
-    """``chunks`` if every chunk is a multiple of ``multiple``, else the
-    nearest chunking whose boundaries are multiples (each interior boundary
-    rounded to the nearest one; chunks that vanish are dropped). The total
-    must already be a multiple."""
-    if all(c % multiple == 0 for c in chunks):
-        return tuple(chunks)
-    total = sum(chunks)
-    bounds = [0]
-    edge = 0
-    for c in chunks[:-1]:
-        edge += c
-        rounded = (edge + multiple // 2) // multiple * multiple
-        if bounds[-1] < rounded < total:
-            bounds.append(rounded)
-    bounds.append(total)
-    return tuple(b - a for a, b in zip(bounds, bounds[1:]))
 
 
 def _rechunk_where_needed(x: da.Array, wanted: dict) -> da.Array:
@@ -174,7 +149,7 @@ def _conversion_plan(conversion: Optional[Conversion], chunks: tuple) -> tuple:
         for k, n in enumerate(values.shape):
             along = chunks[lead + k]
             if n > 1 and len(along) > 1:
-                _known(along, f"{name} that varies along a chunked axis")
+                known(along, f"{name} that varies along a chunked axis")
                 axes.append((k, lead + k, tuple(np.cumsum((0,) + tuple(along)).tolist())))
         if axes:
             cuts[name] = (values, tuple(axes))
@@ -217,8 +192,8 @@ def _cut_block(function, keywords, cuts, pad, block, block_id=None):
 
 def _tile_block(block, counts, num_threads, keywords, cuts, block_id=None):
     reps = tuple(per_axis[i] for per_axis, i in zip(counts, block_id))
-    return _api.tile(block, reps, num_threads=num_threads,
-                     **_block_keywords(keywords, cuts, block_id))
+    return OPERATORS["tile"].door(block, reps, num_threads=num_threads,
+                                  **_block_keywords(keywords, cuts, block_id))
 
 
 # --------------------------------------------------------------------------
@@ -230,7 +205,7 @@ def space_to_depth_chunks(chunks, block_size, mode="blocks_first",
     """The ``(input_chunks, output_chunks)`` :func:`space_to_depth` uses for
     an input of chunks ``chunks``; ``input_chunks == chunks`` when no rechunk
     is needed."""
-    return _space_to_depth_plan(*_chunk_arguments(chunks, block_size, mode, data_format))
+    return space_to_depth_plan(*chunk_arguments(chunks, block_size, mode, data_format))
 
 
 def depth_to_space_chunks(chunks, block_size, mode="blocks_first",
@@ -238,53 +213,7 @@ def depth_to_space_chunks(chunks, block_size, mode="blocks_first",
     """The ``(input_chunks, output_chunks)`` :func:`depth_to_space` uses for
     an input of chunks ``chunks``; ``input_chunks == chunks`` when no rechunk
     is needed."""
-    return _depth_to_space_plan(*_chunk_arguments(chunks, block_size, mode, data_format))
-
-
-def _chunk_arguments(chunks, block_size, mode, data_format):
-    """``(chunks, block size, canonical mode, LayoutAxes)`` of a chunk plan."""
-    chunks = tuple(tuple(c) for c in chunks)
-    layout = check_data_format(data_format, len(chunks))
-    bs = check_block_size(block_size)
-    return chunks, bs, check_mode(mode), LayoutAxes(layout, len(chunks))
-
-
-def _space_to_depth_plan(chunks, bs, mode, axes):
-    blocks = bs ** len(axes.spatial)
-    src = list(chunks)
-    for axis in axes.spatial:
-        _known(chunks[axis], "spatial axes")
-        src[axis] = _aligned(chunks[axis], bs)
-    _known(chunks[axes.channel], "channel axis")
-    if mode == BLOCKS_FIRST and blocks > 1:
-        src[axes.channel] = (sum(chunks[axes.channel]),)
-    if axes.lane is not None:
-        src[axes.lane] = (sum(chunks[axes.lane]),)
-    dst = list(src)
-    for axis in axes.spatial:
-        dst[axis] = tuple(c // bs for c in src[axis])
-    dst[axes.channel] = tuple(c * blocks for c in src[axes.channel])
-    return tuple(src), tuple(dst)
-
-
-def _depth_to_space_plan(chunks, bs, mode, axes):
-    blocks = bs ** len(axes.spatial)
-    src = list(chunks)
-    _known(chunks[axes.channel], "channel axis")
-    if mode == BLOCKS_FIRST and blocks > 1:
-        src[axes.channel] = (sum(chunks[axes.channel]),)
-    else:
-        # depth_first: channel (or group) c_depth = c * M + B, so a chunk
-        # boundary must fall on a multiple of M to split whole result channels
-        # (whole result groups of 4 for NCHW_VECT_C).
-        src[axes.channel] = _aligned(chunks[axes.channel], blocks)
-    if axes.lane is not None:
-        src[axes.lane] = (sum(chunks[axes.lane]),)
-    dst = list(src)
-    for axis in axes.spatial:
-        dst[axis] = tuple(c * bs for c in src[axis])
-    dst[axes.channel] = tuple(c // blocks for c in src[axes.channel])
-    return tuple(src), tuple(dst)
+    return depth_to_space_plan(*chunk_arguments(chunks, block_size, mode, data_format))
 
 
 # --------------------------------------------------------------------------
@@ -325,22 +254,8 @@ def space_to_depth(x, block_size: int, mode: str = "blocks_first",
     >>> y.chunks
     ((1, 1), (4, 4, 4), (2, 2), (2, 2))
     """
-    _check_no_out(out)
-    x = _as_dask(x)
-    bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
-    threads = _block_threads(num_threads)
-    result_shape = space_to_depth_shape(x.shape, bs, layout)
-    src, dst = _space_to_depth_plan(x.chunks, bs, mode, LayoutAxes(layout, x.ndim))
-    conversion, result_dtype = _conversion(x, result_shape, dtype, scale, offset)
-    check_result_size(_known_sizes(result_shape), result_dtype)
-    x = _rechunk_where_needed(x, dict(enumerate(src)))
-    name = "space_to_depth-" + tokenize(x, bs, mode, layout, threads, conversion)
-    keywords, cuts = _conversion_plan(conversion, dst)
-    call = functools.partial(_api.space_to_depth, block_size=bs, mode=mode,
-                             data_format=data_format, num_threads=threads)
-    return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=dst,
-                        dtype=result_dtype,
-                        meta=_meta(x.ndim, result_dtype))
+    return _block_op(True, x, block_size, mode, data_format, out, num_threads, dtype, scale,
+                     offset)
 
 
 @fill_doc
@@ -377,36 +292,34 @@ def depth_to_space(x, block_size: int, mode: str = "blocks_first",
     >>> fbd.depth_to_space(x, 2, mode="depth_first").chunks
     ((1, 1), (1, 1), (4, 4), (8,))
     """
+    return _block_op(False, x, block_size, mode, data_format, out, num_threads, dtype, scale,
+                     offset)
+
+
+def _block_op(to_depth: bool, x, block_size, mode, data_format, out, num_threads, dtype, scale,
+              offset) -> da.Array:
+    """:func:`space_to_depth` (``to_depth``) or :func:`depth_to_space`."""
     _check_no_out(out)
     x = _as_dask(x)
     bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
     threads = _block_threads(num_threads)
     axes = LayoutAxes(layout, x.ndim)
-    _known(x.chunks[axes.channel], "channel axis")
-    result_shape = depth_to_space_shape(x.shape, bs, layout)
-    src, dst = _depth_to_space_plan(x.chunks, bs, mode, axes)
+    if to_depth:
+        name, shape_rule, chunk_plan = "space_to_depth", space_to_depth_shape, space_to_depth_plan
+    else:
+        known(x.chunks[axes.channel], "channel axis")
+        name, shape_rule, chunk_plan = "depth_to_space", depth_to_space_shape, depth_to_space_plan
+    result_shape = shape_rule(x.shape, bs, layout)
+    src, dst = chunk_plan(x.chunks, bs, mode, axes)
     conversion, result_dtype = _conversion(x, result_shape, dtype, scale, offset)
     check_result_size(_known_sizes(result_shape), result_dtype)
     x = _rechunk_where_needed(x, dict(enumerate(src)))
-    name = "depth_to_space-" + tokenize(x, bs, mode, layout, threads, conversion)
+    token = f"{name}-" + tokenize(x, bs, mode, layout, threads, conversion)
     keywords, cuts = _conversion_plan(conversion, dst)
-    call = functools.partial(_api.depth_to_space, block_size=bs, mode=mode,
+    call = functools.partial(OPERATORS[name].door, block_size=bs, mode=mode,
                              data_format=data_format, num_threads=threads)
-    return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=dst,
-                        dtype=result_dtype,
-                        meta=_meta(x.ndim, result_dtype))
-
-
-def _tile_axis_plan(chunks: tuple, count: int, fold: int):
-    """Blocks of one output axis as (input block index, repeats inside it)."""
-    if count == 1:
-        return [(j, 1) for j in range(len(chunks))]
-    if len(chunks) > 1 or fold <= 1:
-        # Several input blocks (or a block already large): reference each
-        # input block ``count`` times, nothing is copied.
-        return [(j, 1) for _ in range(count) for j in range(len(chunks))]
-    full, rest = divmod(count, fold)
-    return [(0, fold)] * full + ([(0, rest)] if rest else [])
+    return x.map_blocks(_block_call(call, keywords, cuts), name=token, chunks=dst,
+                        dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
 
 
 @fill_doc
@@ -461,6 +374,26 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None,
         x = x[tuple(slice(0, 0) if r == 0 else slice(None) for r in reps)]
         reps = tuple(max(r, 1) for r in reps)
 
+    x, counts = _tile_blocks(x, reps)
+    if conversion is None and all(k == 1 for per_axis in counts for k in per_axis):
+        return x
+    out_chunks = tuple(tuple(c * k for c, k in zip(x.chunks[a], counts[a])) for a in range(x.ndim))
+    name = "tile-" + tokenize(x, counts, threads, conversion)
+    keywords, cuts = _conversion_plan(conversion, out_chunks)
+    if all(len(set(per_axis)) <= 1 for per_axis in counts):
+        # The same repeats in every block: the same call on each.
+        reps = tuple(per_axis[0] if per_axis else 1 for per_axis in counts)
+        call = functools.partial(OPERATORS["tile"].door, repeats=reps, num_threads=threads)
+        return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=out_chunks,
+                            dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
+    return x.map_blocks(_tile_block, counts, threads, keywords, cuts, name=name,
+                        chunks=out_chunks, dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
+
+
+def _tile_blocks(x: da.Array, reps: tuple):
+    """``(blocks, counts)``: ``x``'s blocks as the tile's result takes them
+    (each input block referenced once per repeat it is not folded into),
+    and the repeats folded into each of them, per axis."""
     # Fold repeats into blocks up to the chunk-size budget, innermost axis first.
     budget = parse_bytes(dask.config.get("array.chunk-size"))
     block_bytes = max(x.dtype.itemsize, 1)
@@ -475,7 +408,7 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None,
             fold = reps[axis]
         else:
             fold = max(1, min(reps[axis], budget // block_bytes))
-        plans[axis] = _tile_axis_plan(chunks, reps[axis], fold)
+        plans[axis] = tile_axis_plan(chunks, reps[axis], fold)
         if len(chunks) == 1:
             block_bytes *= max(p[1] for p in plans[axis])
 
@@ -489,20 +422,7 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None,
         chunks = tuple(tuple(x.chunks[a][j] for j in src) for a, src in enumerate(sources))
         layer = HighLevelGraph.from_collections(name, graph, dependencies=[x])
         x = da.Array(layer, name, chunks, meta=x)
-    counts = tuple(tuple(k for _, k in plan) for plan in plans)
-    if conversion is None and all(k == 1 for per_axis in counts for k in per_axis):
-        return x
-    out_chunks = tuple(tuple(c * k for c, k in zip(x.chunks[a], counts[a])) for a in range(x.ndim))
-    name = "tile-" + tokenize(x, counts, threads, conversion)
-    keywords, cuts = _conversion_plan(conversion, out_chunks)
-    if all(len(set(per_axis)) <= 1 for per_axis in counts):
-        # The same repeats in every block: the same call on each.
-        reps = tuple(per_axis[0] if per_axis else 1 for per_axis in counts)
-        call = functools.partial(_api.tile, repeats=reps, num_threads=threads)
-        return x.map_blocks(_block_call(call, keywords, cuts), name=name, chunks=out_chunks,
-                            dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
-    return x.map_blocks(_tile_block, counts, threads, keywords, cuts, name=name,
-                        chunks=out_chunks, dtype=result_dtype, meta=_meta(x.ndim, result_dtype))
+    return x, tuple(tuple(k for _, k in plan) for plan in plans)
 
 
 # --------------------------------------------------------------------------
@@ -512,7 +432,7 @@ def tile(x, repeats, *, out=None, num_threads: Optional[int] = None, dtype=None,
 def _batch_axes(operation: str, pattern: str, ndim: int) -> int:
     """How many leading axes ``pattern`` keeps as they are: the same single
     axis, in the same place, on both sides (``...`` counts as its axes)."""
-    left, right = _rearrange.pattern_axes(pattern, operation, ndim)
+    left, right = pattern_axes(pattern, operation, ndim)
     count = 0
     for left_group, right_group in zip(left, right):
         if len(left_group) != 1 or left_group != right_group:
@@ -525,11 +445,10 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
                 dtype=None, scale=None, offset=None) -> da.Array:
     _check_no_out(out)
     x = _as_dask(x)
-    _known(x.shape, f"{operation} of a Dask array")
+    known(x.shape, f"{operation} of a Dask array")
     threads = _block_threads(num_threads)
     # Every check of the NumPy function, on the whole array's shape.
-    result_shape = _rearrange.checked_recipe(operation, x.shape, x.dtype, pattern,
-                                             axes_lengths).result_shape
+    result_shape = checked_recipe(operation, x.shape, x.dtype, pattern, axes_lengths).result_shape
     conversion, result_dtype = _conversion(x, result_shape, dtype, scale, offset)
     check_result_size(result_shape, result_dtype)
     batch = _batch_axes(operation, pattern, x.ndim)
@@ -544,7 +463,7 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
     chunks = x.chunks[:batch] + tuple((n,) for n in result_shape[batch:])
     # A block's batch axes are shorter than the whole array's: lengths given
     # for them were checked above and are not passed on.
-    left, _ = _rearrange.pattern_axes(pattern, operation, x.ndim)
+    left, _ = pattern_axes(pattern, operation, x.ndim)
     batch_names = {left[axis][0] for axis in range(batch)}
     lengths = {name: n for name, n in axes_lengths.items() if name not in batch_names}
     name = f"{operation}-" + tokenize(x, pattern, sorted(lengths.items()), threads, conversion)
@@ -557,7 +476,7 @@ def _pattern_op(operation: str, x, pattern, out, num_threads, axes_lengths,
     # views both) and gains new axes where it has more.
     rank = len(result_shape)
     pad = max(0, x.ndim - rank)
-    call = functools.partial(getattr(_rearrange, operation), pattern=pattern,
+    call = functools.partial(OPERATORS[operation].door, pattern=pattern,
                              num_threads=threads, **lengths)
     y = x.map_blocks(_block_call(call, keywords, cuts, pad), name=name,
                      chunks=chunks + ((1,),) * pad, dtype=result_dtype,

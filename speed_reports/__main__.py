@@ -11,6 +11,10 @@
     python -m speed_reports --loader       # torch's DataLoader, 0 and 2 workers, images/s
     python -m speed_reports --dask         # fastblock.dask on a LocalCluster against Dask's
                                               # own way, map_blocks and the floor (~2 min)
+    python -m speed_reports --ray          # Ray Data map_batches: fastblock.pipelines against
+                                              # NumPy's own way and the floor, images/s
+    python -m speed_reports --hf           # Hugging Face datasets with_transform: against
+                                              # torchvision's ops and the floor, images/s
     python -m speed_reports --all          # every report in turn
 
 Each report measures the fastblock that ``import fastblock`` finds: to A/B
@@ -25,11 +29,13 @@ import os
 import sys
 
 REPORTS = ("targets", "transpose", "peers", "patterns", "pipeline", "sizes", "preprocess",
-           "loader", "dask")
+           "loader", "dask", "ray", "hf")
 # The reports that take the parsed options (their own, and --plot/--quick).
 WITH_OPTIONS = ("pipeline", "preprocess", "dask")
 # A report's module in this package where it is not named after the report.
-MODULES = {"dask": "dask_cases"}
+MODULES = {"dask": "dask_cases", "ray": "pipelines", "hf": "pipelines"}
+# A report's function where it is not ``report`` (modules of several reports).
+FUNCTIONS = {"ray": "report_ray", "hf": "report_hf"}
 
 
 def main(argv=None) -> int:
@@ -52,7 +58,8 @@ def main(argv=None) -> int:
           f"{fb.get_num_threads()} threads")
     for name in chosen:
         print()
-        report = importlib.import_module(f"speed_reports.{MODULES.get(name, name)}").report
+        module = importlib.import_module(f"speed_reports.{MODULES.get(name, name)}")
+        report = getattr(module, FUNCTIONS.get(name, "report"))
         if name in WITH_OPTIONS:
             report(args)
         else:

@@ -74,7 +74,7 @@ def _operation(name):
                 (view.shape, view.strides, out.strides, width, out), settings)
 
     def convert(shape, axes, source, dtype, scale=None, offset=None):
-        from fastblock._convert import type_code
+        from fastblock._call.convert import type_code
         if np.dtype(source).kind == "f":
             x = rng.standard_normal(shape).astype(source)
         else:

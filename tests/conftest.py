@@ -72,7 +72,8 @@ def _restore_num_threads():
     (to following OpenMP's, where no set_num_threads came before). Each test
     also starts with a thread policy that has seen nothing: a cap left by
     an earlier test would run its teams smaller."""
-    from fastblock import _engine, _threads
+    from fastblock import _engine
+    from fastblock._call import threads as _threads
     before = _threads._num_threads
     _engine.forget_team_policy()
     yield

@@ -24,7 +24,7 @@ from fastblock._engine.types cimport (BLOCK_REPEATS, GATHER_MAX, KERNEL_BLOCK, K
                                       KERNEL_LANES, KERNEL_TRANSPOSE, LANES_MAX, LANE_GROUP,
                                       MAX_INPUT_AXES, Plan, SHUFFLE_BYTES, ShuffleProgram,
                                       TRANSPOSE_MAX, WIDE_SHUFFLE_BYTES, intp)
-from fastblock._memory cimport byte_range
+from fastblock._engine.array_bytes cimport byte_range
 
 cnp.import_array()
 

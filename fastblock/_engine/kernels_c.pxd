@@ -182,10 +182,17 @@ cdef extern from "src/convert.h" nogil:
         int vbmi
         int bf16
     int fb_convert_compute(int src, int dst, int affine)
-    void fb_convert_run(const FbConvert* cv, char* dst, fb_intp dst_step, const char* src,
-                        fb_intp n, const char* scale, const char* offset)
+    ctypedef void (*FbConvertRun)(const FbConvert* cv, char* dst, fb_intp dst_step,
+                                  const char* src, fb_intp n, const char* scale,
+                                  const char* offset) noexcept nogil
+    FbConvertRun fb_convert_run_for(const FbConvert* cv, fb_intp dst_step)
     void fb_convert_init()
     int fb_convert_lanes_runs(const FbConvert* cv, int lanes, int interleave)
-    void fb_convert_lanes(const FbConvert* cv, char* dst, const char* src, fb_intp plane_step,
-                          fb_intp n_pixels, int lanes, int interleave, const char* scale,
+    ctypedef void (*FbConvertLanes)(const FbConvert* cv, char* dst, const char* src,
+                                    fb_intp plane_step, fb_intp n_pixels, int lanes,
+                                    const float* s, const float* o, int bf16_type) noexcept nogil
+    FbConvertLanes fb_convert_lanes_for(const FbConvert* cv, int lanes, int interleave,
+                                        fb_intp n_pixels)
+    void fb_convert_lanes(FbConvertLanes kernel, const FbConvert* cv, char* dst, const char* src,
+                          fb_intp plane_step, fb_intp n_pixels, int lanes, const char* scale,
                           fb_intp scale_step, const char* offset, fb_intp offset_step)

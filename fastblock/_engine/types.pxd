@@ -7,7 +7,8 @@
 
 from numpy cimport npy_intp
 
-from fastblock._engine.kernels_c cimport FB_LANES_MAX, FB_VECT_C_BS, FB_VECT_C_M, FbConvert
+from fastblock._engine.kernels_c cimport (FB_LANES_MAX, FB_VECT_C_BS, FB_VECT_C_M, FbConvert,
+                                          FbConvertLanes, FbConvertRun)
 
 ctypedef npy_intp intp
 
@@ -301,8 +302,10 @@ cdef struct TileShape:
     bint lanes_interleave
     bint lanes_reversed
     intp plane_step, lane_scale_step, lane_offset_step
+    FbConvertLanes convert_lanes    # its kernel (fb_convert_lanes_for)
     intp run                    # items of a row
     intp run_step               # result bytes between a row's items
+    FbConvertRun convert_run    # a row's conversion (fb_convert_run_for)
     int n_rows                  # axes of the row loop, outermost first
     intp row_extent[MAX_AXES]
     intp row_step[CONVERT_SIDES][MAX_AXES]   # stage, result, scale, offset bytes

@@ -27,7 +27,7 @@ import pytest
 
 import fastblock as fb
 from draws import DRAWN_TESTS, SEED
-from fastblock import _fastpath
+from fastblock._call import memory as _memory
 from fastblock._reference import cast_float
 from guarded import Guarded
 
@@ -435,7 +435,7 @@ def test_every_front_door_broadcast_views(door, case):
     assert_same_bytes(got, convert(r, rdt, scale, offset), r)
     for compact, view in zip((scale, offset), views):
         if view is not None:
-            assert _fastpath.compute_values(view, np.float32).size == np.size(compact)
+            assert _memory.compute_values(view, np.float32).size == np.size(compact)
 
 
 @pytest.mark.parametrize("result,scale,offset,pad_bits", [

@@ -405,15 +405,15 @@ def test_import_fastblock_does_not_import_dask():
 @pytest.fixture
 def recorded_threads(monkeypatch):
     seen = []
-    from fastblock import _api
+    from fastblock._ops.table import OPERATORS
     for name in ("space_to_depth", "depth_to_space", "tile"):
-        original = getattr(_api, name)
+        original = OPERATORS[name].door
 
         def spy(*args, _original=original, **kwargs):
             seen.append(kwargs.get("num_threads"))
             return _original(*args, **kwargs)
 
-        monkeypatch.setattr(_api, name, spy)
+        monkeypatch.setattr(OPERATORS[name], "door", spy)
     return seen
 
 
@@ -625,7 +625,7 @@ def test_pattern_errors_match_in_memory(operation, pattern, lengths):
 # --------------------------------------------------------------------------
 
 def _recording(monkeypatch, module, name):
-    """Replace ``module.name`` by a wrapper that records the array and the
+    """Replace ``module.name`` (an operator's ``door``) by a wrapper that records the array and the
     scale and offset of each call (before the lazy result is built: the
     blocks' calls are bound then)."""
     seen = []
@@ -640,13 +640,13 @@ def _recording(monkeypatch, module, name):
 
 
 def test_blocks_get_their_own_compact_scale_and_offset(monkeypatch):
-    from fastblock import _api, _rearrange
+    from fastblock._ops.table import OPERATORS
     rng = np.random.default_rng(67)
     # Per channel of a channel axis in one chunk: every block gets the 3 values.
     a = rng.integers(0, 256, (6, 8, 8, 3), dtype=np.uint8)
     s = rng.random((3, 1, 1))
     o = rng.random((3, 1, 1))
-    seen = _recording(monkeypatch, _rearrange, "rearrange")
+    seen = _recording(monkeypatch, OPERATORS["rearrange"], "door")
     y = fbd.rearrange(da.from_array(a, chunks=(2, 8, 8, 3)), "b h w c -> b c h w",
                       dtype=np.float32, scale=s, offset=o)
     same(y.compute(scheduler="sync"), fb.rearrange(a, "b h w c -> b c h w", dtype=np.float32,
@@ -671,7 +671,7 @@ def test_blocks_get_their_own_compact_scale_and_offset(monkeypatch):
     # its own channels.
     x = rng.integers(0, 256, (2, 8, 6, 4), dtype=np.uint8)
     per_channel = rng.random((16, 1, 1))
-    seen = _recording(monkeypatch, _api, "tile")
+    seen = _recording(monkeypatch, OPERATORS["tile"], "door")
     y = fbd.tile(da.from_array(x, chunks=(1, 3, 6, 2)), (1, 2, 1, 1), dtype=np.float32,
                  scale=per_channel)
     same(y.compute(scheduler="sync"), fb.tile(x, (1, 2, 1, 1), dtype=np.float32,
@@ -735,12 +735,12 @@ def test_pattern_blocks_are_the_input_blocks(monkeypatch, pattern, lengths):
     """The fastblock call reads each input block where it lies: no copy on
     the way (Dask's drop_axis would concatenate the block, alone, into a new
     array)."""
-    from fastblock import _rearrange
+    from fastblock._ops.table import OPERATORS
     a = np.arange(6 * 3 * 4 * 4, dtype=np.float32).reshape(6, 3, 4, 4)
     # Blocks that are views of ``a`` (from_array copies each chunk).
     x = da.concatenate([da.from_delayed(dask.delayed(a[i:i + 2]), (2, 3, 4, 4), a.dtype)
                         for i in range(0, 6, 2)])
-    seen = _recording(monkeypatch, _rearrange, "rearrange")
+    seen = _recording(monkeypatch, OPERATORS["rearrange"], "door")
     y = fbd.rearrange(x, pattern, **lengths)
     got = checked(y).compute(scheduler="sync")
     same(got, fb.rearrange(a, pattern, **lengths))

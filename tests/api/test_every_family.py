@@ -13,7 +13,7 @@ import pytest
 
 import fastblock as fb
 from fastblock import _engine
-from fastblock._convert import type_code
+from fastblock._call.convert import type_code
 from reference import (batch_to_space_ref, converted_ref, depth_to_space_ref, space_to_batch_ref,
                        space_to_depth_ref)
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import fastblock as fb
-from fastblock import _engine, _threads
+from fastblock import _engine
+from fastblock._call import threads as _threads
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 pytestmark = pytest.mark.skipif(not _engine.HAVE_OPENMP, reason="built without OpenMP")

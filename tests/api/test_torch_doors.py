@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
-from fastblock import _fastpath
+from fastblock._call import fastpath as _fastpath
 from fastblock._reference import converted_ref
 
 torch = pytest.importorskip("torch")

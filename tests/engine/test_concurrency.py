@@ -191,7 +191,8 @@ def test_settings_and_cache_change_while_threads_copy():
     """tune(), the fast path's clear() and its switch, from one thread,
     while others copy: tune() waits for the copies running and the copies
     started meanwhile wait for it, so every result is exact; nothing hangs."""
-    from fastblock import _engine, _fastpath
+    from fastblock import _engine
+    from fastblock._call import fastpath as _fastpath
     errors = []
     changes = [0]
     stop = threading.Event()
@@ -290,9 +291,10 @@ def test_import_keeps_the_gil_off():
     code = textwrap.dedent("""
         import sys
         import fastblock
-        import fastblock._engine.core, fastblock._fastpath, fastblock._memory
-        from fastblock import _api, _validate, _strided_copy, _layouts, _execute, _threads
-        from fastblock import _interop, _rearrange, _permute
+        import fastblock._engine.core, fastblock._call.fastpath, fastblock._call.memory
+        from fastblock._call import (convert, execute, general, interop, layouts, operation,
+                                     strided_copy, threads, validate)
+        from fastblock._ops import batch, blocks, collate, patterns, permute, table
         assert not sys._is_gil_enabled(), "the GIL is on"
         print("gil off")
     """)

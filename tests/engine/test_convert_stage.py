@@ -19,8 +19,9 @@ import pytest
 
 import fastblock as fb
 from draws import drawn
-from fastblock import _engine, _fastpath
-from fastblock._convert import broadcast_strides, type_code
+from fastblock import _engine
+from fastblock._call import fastpath as _fastpath, memory as _memory
+from fastblock._call.convert import broadcast_strides, type_code
 from guarded import Guarded
 from reference import converted_ref
 
@@ -638,7 +639,7 @@ def broadcast_forms(compact, shape):
 def stride_plan(x, axes, result, values):
     """The normalised values' shape and the plan they get (as the general
     path and the fast path normalise them), read as scale and offset."""
-    v = _fastpath.compute_values(values, np.float32)
+    v = _memory.compute_values(values, np.float32)
     shape = tuple(x.shape[a] for a in axes)
     out = np.empty(shape, result)
     steps = broadcast_strides(v, shape)

@@ -4,7 +4,8 @@ these tests reach them."""
 import numpy as np
 import pytest
 
-from fastblock import _engine, _fastpath
+from fastblock import _engine
+from fastblock._call import fastpath as _fastpath
 
 
 def test_copy_refuses_more_axes_than_it_can_hold():

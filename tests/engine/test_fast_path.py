@@ -12,7 +12,9 @@ import pytest
 
 import fastblock as fb
 from draws import drawn
-from fastblock import _api, _engine, _fastpath, _memory, _permute, _rearrange, _threads
+from fastblock import _engine
+from fastblock._call import fastpath as _fastpath, memory as _memory, threads as _threads
+from fastblock._ops import batch, blocks, patterns, permute
 from reference import depth_to_space_ref, space_to_depth_ref
 
 
@@ -20,10 +22,10 @@ def block_call(x, block_size, mode, data_format, out, num_threads, to_depth):
     """The fast path's answer to a space_to_depth (``to_depth``) or
     depth_to_space call: its result, or None (the general path's call)."""
     if to_depth:
-        return _fastpath.call(_fastpath.SPACE_TO_DEPTH, (block_size, mode, data_format), x, out,
-                              num_threads, _api._prepare_space_to_depth)
-    return _fastpath.call(_fastpath.DEPTH_TO_SPACE, (block_size, mode, data_format), x, out,
-                          num_threads, _api._prepare_depth_to_space)
+        return _fastpath.call(blocks.SPACE_TO_DEPTH, (block_size, mode, data_format), x, out,
+                              num_threads)
+    return _fastpath.call(blocks.DEPTH_TO_SPACE, (block_size, mode, data_format), x, out,
+                          num_threads)
 
 # data_format spelling -> (the reference's name, rank or None)
 FORMATS = {
@@ -361,8 +363,7 @@ def test_the_switch():
         fb.transpose(x)
         fb.transpose(x)
         assert _hits() == before
-        assert _fastpath.call(_fastpath.TRANSPOSE, (None,), x, None, None,
-                              _permute._prepare_transpose) is None
+        assert _fastpath.call(permute.TRANSPOSE, (None,), x, None, None) is None
     assert _fastpath.enabled()
 
 
@@ -370,28 +371,25 @@ def _declined_front_door_calls():
     """(name, arguments of _fastpath.call) that the fast path leaves to
     the general path, each a call the general path also takes or refuses."""
     x = np.zeros((2, 4, 6), np.float32)
-    t = _permute._prepare_transpose
-    yield "numpy integer axes", (_fastpath.TRANSPOSE, ((np.int64(0), 1, 2),), x, None, None, t)
-    yield "bool axis", (_fastpath.TRANSPOSE, ((True, 0, 2),), x, None, None, t)
-    yield "float axis", (_fastpath.TRANSPOSE, ((1.0, 0, 2),), x, None, None, t)
-    yield "array axes", (_fastpath.TRANSPOSE, (np.array([1, 0, 2]),), x, None, None, t)
-    yield "nested list", (_fastpath.TRANSPOSE, ([[1, 0, 2]],), x, None, None, t)
-    yield "bad axes", (_fastpath.TRANSPOSE, ((0, 0, 2),), x, None, None, t)
+    t = permute.TRANSPOSE
+    yield "numpy integer axes", (t, ((np.int64(0), 1, 2),), x, None, None)
+    yield "bool axis", (t, ((True, 0, 2),), x, None, None)
+    yield "float axis", (t, ((1.0, 0, 2),), x, None, None)
+    yield "array axes", (t, (np.array([1, 0, 2]),), x, None, None)
+    yield "nested list", (t, ([[1, 0, 2]],), x, None, None)
+    yield "bad axes", (t, ((0, 0, 2),), x, None, None)
     if hasattr(np.dtypes, "StringDType"):
-        yield "StringDType", (_fastpath.TRANSPOSE, (None,),
-                              np.zeros((2, 3), np.dtypes.StringDType()), None, None, t)
-    yield "object", (_fastpath.TRANSPOSE, (None,), np.zeros((2, 3), object), None, None, t)
-    yield "empty", (_fastpath.TRANSPOSE, (None,), np.zeros((2, 0)), None, None, t)
-    yield "empty result", (_fastpath.TILE, ((0,),), x, None, None, _api._prepare_tile)
-    yield "rank 33", (_fastpath.TRANSPOSE, (None,), np.zeros((1,) * 33), None, None, t)
-    yield "float length", (_fastpath.REPEAT, ("h w c -> h w c r", {"r": 2.0}), x, None, None,
-                           _rearrange._prepare_repeat)
-    yield "bool length", (_fastpath.REPEAT, ("h w c -> h w c r", {"r": True}), x, None, None,
-                          _rearrange._prepare_repeat)
-    yield "bad pattern", (_fastpath.REARRANGE, ("h w -> w h",), x, None, None,
-                          _rearrange._prepare_rearrange)
-    yield "float block", (_fastpath.SPACE_TO_BATCH, ([1, 2.0, 1], (0, 0, 0), (0, 0, 0)), x, None,
-                          None, _permute._prepare_space_to_batch)
+        yield "StringDType", (t, (None,),
+                              np.zeros((2, 3), np.dtypes.StringDType()), None, None)
+    yield "object", (t, (None,), np.zeros((2, 3), object), None, None)
+    yield "empty", (t, (None,), np.zeros((2, 0)), None, None)
+    yield "empty result", (blocks.TILE, ((0,),), x, None, None)
+    yield "rank 33", (t, (None,), np.zeros((1,) * 33), None, None)
+    yield "float length", (patterns.REPEAT, ("h w c -> h w c r", {"r": 2.0}), x, None, None)
+    yield "bool length", (patterns.REPEAT, ("h w c -> h w c r", {"r": True}), x, None, None)
+    yield "bad pattern", (patterns.REARRANGE, ("h w -> w h",), x, None, None)
+    yield "float block", (batch.SPACE_TO_BATCH, ([1, 2.0, 1], (0, 0, 0), (0, 0, 0)), x, None,
+                          None)
 
 
 @pytest.mark.parametrize("name, arguments", list(_declined_front_door_calls()),
@@ -420,9 +418,8 @@ def test_an_unmoved_order_is_one_contiguous_copy(call):
     result = call(x)
     assert np.array_equal(result.reshape(-1), x.reshape(-1))
     # The copy the engine plans: one axis contiguous on both sides.
-    for op, args, prepare in ((_fastpath.TRANSPOSE, ((1, 0, 2, 3),), _permute._prepare_transpose),
-                              (_fastpath.REARRANGE, ("a b c d -> a b c d",),
-                               _rearrange._prepare_rearrange)):
+    for args, prepare in ((((1, 0, 2, 3),), permute.prepare_transpose),
+                          (("a b c d -> a b c d",), patterns.prepare_rearrange)):
         prepared = prepare(x, *args)
         plan, = prepared.copies(x, np.empty(prepared.result_shape, x.dtype))
         shape = _engine.describe(plan.extents, plan.src_strides, plan.dst_strides, 4)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fastblock as fb
-from fastblock import _fastpath
+from fastblock._call import fastpath as _fastpath
 
 CASES_PER_OPERATOR = 400
 

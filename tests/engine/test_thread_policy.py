@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import fastblock as fb
-from fastblock import _engine, _threads
+from fastblock import _engine
+from fastblock._call import threads as _threads
 
 # Large enough for a team (the engine's parallel threshold), small enough to be quick.
 SHAPE = (1, 4, 256, 512)
@@ -219,7 +220,8 @@ def _run_python(code):
 # the fork, and the team its 2-thread call ran (0: none), its result checked.
 FORK_CHILD = """
     import os, sys, threading, numpy as np, fastblock as fb
-    from fastblock import _engine, _threads
+    from fastblock import _engine
+    from fastblock._call import threads as _threads
 
     def run_team():
         x = np.arange(4 * 256 * 512, dtype=np.float32).reshape(1, 4, 256, 512)

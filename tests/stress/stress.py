@@ -65,7 +65,8 @@ if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 
 import fastblock as fb  # noqa: E402
-from fastblock import _engine, _fastpath  # noqa: E402
+from fastblock import _engine  # noqa: E402
+from fastblock._call import fastpath as _fastpath  # noqa: E402
 from reference import (  # noqa: E402
     batch_to_space_ref, converted_ref, depth_to_space_ref, space_to_batch_ref, space_to_depth_ref)
 from einops_patterns import draw_pattern  # noqa: E402

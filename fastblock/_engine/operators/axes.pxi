@@ -18,23 +18,21 @@
 #     blocks_first (DCR): B * C + c        depth_first (CRD): c * M + B
 # space_to_depth copies space -> depth and depth_to_space depth -> space.
 
-# The layout codes and NCHW_VECT_C's group width are fastblock._layouts';
-# the C code needs them as compile-time constants, so they are repeated here
-# and checked against that module when the engine is imported.
+# The layout codes and NCHW_VECT_C's group width: compile-time constants
+# for the C code, and Python names (CHANNELS_FIRST, ...) for
+# fastblock._call.layouts, which reads them from here.
 cdef enum:
     LAYOUT_CHANNELS_FIRST = 0
     LAYOUT_CHANNELS_LAST = 1
     LAYOUT_NCHW_VECT_C = 2
     VECT_C_GROUP = 4
 
-from fastblock import _layouts
+CHANNELS_FIRST = LAYOUT_CHANNELS_FIRST
+CHANNELS_LAST = LAYOUT_CHANNELS_LAST
+NCHW_VECT_C = LAYOUT_NCHW_VECT_C
+NCHW_VECT_C_GROUP = VECT_C_GROUP
 
 from fastblock._engine.types cimport MAX_INPUT_AXES, intp
-
-if ((_layouts.CHANNELS_FIRST, _layouts.CHANNELS_LAST, _layouts.NCHW_VECT_C, _layouts.VECT_C_GROUP)
-        != (LAYOUT_CHANNELS_FIRST, LAYOUT_CHANNELS_LAST, LAYOUT_NCHW_VECT_C, VECT_C_GROUP)):
-    raise ImportError("fastblock._engine was built with other layout codes than "
-                      "fastblock._layouts holds; rebuild it")
 
 
 cdef struct LogicalView:

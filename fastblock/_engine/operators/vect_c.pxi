@@ -18,7 +18,7 @@ from libc.stdlib cimport free, malloc
 from fastblock._engine.types cimport (MAX_INPUT_AXES, Plan, VECT_C_PIXELS_BS, VECT_C_PIXELS_ENTRIES,
                                       VECT_C_PIXELS_M, intp)
 from fastblock._engine.kernels_c cimport fb_pages_resident, fb_vect_c_pixels
-from fastblock._memory cimport byte_range
+from fastblock._engine.array_bytes cimport byte_range
 from fastblock._engine.schedule_types cimport FAULTS_NONE, FAULTS_ONLY, FAULTS_OWN, UnitRunner
 
 

@@ -34,7 +34,8 @@ from fastblock._engine.types cimport (CONVERT_SIDES, CUTS_MAX, ConvertPlan, MAX_
                                       SIDE_DST, SIDE_OFFSET, SIDE_SCALE, SIDE_SRC, TileShape,
                                       intp)
 from fastblock._engine.kernels_c cimport (FB_AFFINE_LINE, FB_AFFINE_NONE, FB_AFFINE_VALUE,
-                                          fb_convert_compute, fb_convert_lanes_runs)
+                                          fb_convert_compute, fb_convert_lanes_for,
+                                          fb_convert_lanes_runs, fb_convert_run_for)
 
 # A tile's move is one part, at offset 0 on both sides.
 cdef intp NO_OFFSET = 0
@@ -329,6 +330,7 @@ cdef bint plan_direct_lanes(ConvertPlan* c, TileShape* t) noexcept nogil:
             t.lane_offset_step = c.step[SIDE_OFFSET][lane]
             t.run = t.extent[pixel]
             t.n_rows = 0
+            t.convert_lanes = fb_convert_lanes_for(&c.cv, t.lanes, interleave, t.run)
             return True
     return False
 
@@ -392,6 +394,7 @@ cdef void plan_tile_rows(ConvertPlan* c, TileShape* t, const intp* stage_step,
         t.run = ext[m]
         t.run_step = st[SIDE_DST][m]
         m -= 1
+    t.convert_run = fb_convert_run_for(&c.cv, t.run_step)
     t.n_rows = m + 1
     for k in range(t.n_rows):
         t.row_extent[k] = ext[k]

@@ -2,8 +2,8 @@
 # of consecutive tiles, as the units of the common schedule (run_units). A
 # tile's source moves into its thread's stage by the tile shape's Plan
 # (run_range, on this thread), and the stage's rows are converted into the
-# result (fb_convert_run); a tile shape without a move has its rows
-# converted from the source. A team's threads each take runs of
+# result (the tile shape's convert_run); a tile shape without a move has
+# its rows converted from the source. A team's threads each take runs of
 # tuning.chunks_per_thread-th of their share, not a tile at a time: two
 # threads on neighbouring tiles (each a few KiB of every result plane) ran
 # 2.6 times slower than one (13x256x256 float32 from uint16 bands: 493 us
@@ -19,7 +19,7 @@
 
 from fastblock._engine.types cimport (CONVERT_SIDES, ConvertPlan, MAX_AXES, SIDE_DST, SIDE_OFFSET,
                                       SIDE_SCALE, SIDE_SRC, TileShape, intp)
-from fastblock._engine.kernels_c cimport FB_AFFINE_LINE, fb_convert_lanes, fb_convert_run
+from fastblock._engine.kernels_c cimport FB_AFFINE_LINE, fb_convert_lanes
 from fastblock._engine.schedule_types cimport FAULTS_NONE, FAULTS_ONLY
 from fastblock._engine.kernels_c cimport fb_pages_resident
 
@@ -140,9 +140,9 @@ cdef void run_direct_lanes(const ConvertPlan* c, const TileShape* t,
     side[SIDE_SRC if t.lanes_interleave else SIDE_DST] += last * t.plane_step
     side[SIDE_SCALE] += last * t.lane_scale_step
     side[SIDE_OFFSET] += last * t.lane_offset_step
-    fb_convert_lanes(&c.cv, <char*>side[SIDE_DST], side[SIDE_SRC], way * t.plane_step, t.run,
-                     t.lanes, t.lanes_interleave, side[SIDE_SCALE], way * t.lane_scale_step,
-                     side[SIDE_OFFSET], way * t.lane_offset_step)
+    fb_convert_lanes(t.convert_lanes, &c.cv, <char*>side[SIDE_DST], side[SIDE_SRC],
+                     way * t.plane_step, t.run, t.lanes, side[SIDE_SCALE],
+                     way * t.lane_scale_step, side[SIDE_OFFSET], way * t.lane_offset_step)
 
 
 cdef void run_convert_tile(const ConvertJob* job, const TileShape* t, const char** at,
@@ -190,7 +190,7 @@ cdef void convert_rows(const ConvertPlan* c, const TileShape* t, char* dst, cons
     for k in range(n):
         idx[k] = 0
     while True:
-        fb_convert_run(&c.cv, dst, t.run_step, stage, t.run, scale, offset)
+        t.convert_run(&c.cv, dst, t.run_step, stage, t.run, scale, offset)
         k = n - 1
         while k >= 0:
             idx[k] += 1

@@ -1,6 +1,6 @@
 # Stored programs: an operator's whole copy between an input and a result
 # of fixed shapes, strides and item size, planned once and run many times
-# (the front doors' cache, _fastpath.pyx): CopyProgram for a move,
+# (the front doors' cache, _call/fastpath.pyx): CopyProgram for a move,
 # ConvertProgram for a move that converts (the convert stage's plans).
 #
 # build_plan moves the base pointers where a destination step is negative;

@@ -3,8 +3,9 @@
    compute type that stays in L1: load, scale and offset, store
    (convert_passes.h, portable and, on x86-64, for AVX2), with the SIMD
    kernels of each instruction set (convert_kernels.h) put into the tables
-   once, at init; a few pairs go by a fused loop or straight. The one-pass
-   lanes kernels are chosen per tile shape's run (fb_convert_lanes). */
+   once, at init; a few pairs go by a fused loop or straight. Each tile
+   shape's run conversion and one-pass lanes kernel are chosen once, when
+   its plan is made (fb_convert_run_for, fb_convert_lanes_for). */
 #include "convert_kernels.h"
 #include "convert_lanes.h"
 
@@ -113,10 +114,30 @@ int fb_convert_compute(int src, int dst, int affine) {
     return FB_NUM_F32;
 }
 
-/* fb_convert_run's pieces in the compute type CT (SUF its passes' suffix,
-   NUM its type code). */
+static const FbConvertPasses *cv_passes(const FbConvert *cv) {
+#if FB_X86_SIMD || FB_NEON
+    if (cv->simd)
+        return &passes_simd;
+#else
+    (void)cv;
+#endif
+    return &passes_portable;
+}
+
+static int cv_affine(const FbConvert *cv) {
+    return cv->scale != FB_AFFINE_NONE || cv->offset != FB_AFFINE_NONE;
+}
+
+/* A run in pieces through v, in the compute type CT (SUF its passes'
+   suffix, NUM its type code). Lines advance with the run; one value (or
+   none: NULL) stays. A source of the compute type, aligned (the stage
+   always is), is read where it lies: no load pass. */
 #define CV_PIECES(CT, SUF, NUM)                                                             \
     do {                                                                                    \
+        const FbConvertPasses *passes = cv_passes(cv);                                      \
+        fb_intp i, m, item = cv_item_bytes[cv->src];                                        \
+        int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;    \
+        int affine = cv_affine(cv);                                                         \
         CT v[FB_CONVERT_PIECE];                                                             \
         const CT *s = (const CT *)scale, *o = (const CT *)offset, *x;                       \
         int direct = cv->src == (NUM) && (uintptr_t)src % sizeof(CT) == 0;                  \
@@ -138,44 +159,62 @@ int fb_convert_compute(int src, int dst, int affine) {
         }                                                                                   \
     } while (0)
 
-void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
-                    fb_intp n, const char *scale, const char *offset) {
-    const FbConvertPasses *passes = &passes_portable;
-    fb_intp i, m, item = cv_item_bytes[cv->src];
-    /* Lines advance with the run; one value (or none: NULL) stays. A source
-       of the compute type, aligned (the stage always is), is read where
-       it lies: no load pass. */
-    int s_line = cv->scale == FB_AFFINE_LINE, o_line = cv->offset == FB_AFFINE_LINE;
-    int affine = cv->scale != FB_AFFINE_NONE || cv->offset != FB_AFFINE_NONE;
-#if FB_X86_SIMD || FB_NEON
-    if (cv->simd)
-        passes = &passes_simd;
-#endif
-    if (cv->dst == FB_NUM_BF16 && !affine && passes->bf16_straight[cv->src] != NULL) {
-        passes->bf16_straight[cv->src](dst, dst_step, src, n);
-    } else if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
-            && passes->fused[cv->dst][cv->src] != NULL) {
-        passes->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
-                                        (const float *)offset, cv->offset);
-    } else if (cv->dst == FB_NUM_F32 && cv->compute == FB_NUM_F32 && !affine && dst_step == 4
-            && (uintptr_t)dst % 4 == 0) {
-        passes->load_f32[cv->src]((float *)dst, src, n); /* the load is the conversion */
-    } else if (cv->compute == FB_NUM_F32) {
-        CV_PIECES(float, f32, FB_NUM_F32);
-    } else {
-        CV_PIECES(double, f64, FB_NUM_F64);
-    }
+static void cv_run_pieces_f32(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                              fb_intp n, const char *scale, const char *offset) {
+    CV_PIECES(float, f32, FB_NUM_F32);
+}
+
+static void cv_run_pieces_f64(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                              fb_intp n, const char *scale, const char *offset) {
+    CV_PIECES(double, f64, FB_NUM_F64);
 }
 #undef CV_PIECES
 
+static void cv_run_bf16_straight(const FbConvert *cv, char *dst, fb_intp dst_step,
+                                 const char *src, fb_intp n, const char *scale,
+                                 const char *offset) {
+    (void)scale; (void)offset;
+    cv_passes(cv)->bf16_straight[cv->src](dst, dst_step, src, n);
+}
+
+static void cv_run_fused(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                         fb_intp n, const char *scale, const char *offset) {
+    (void)dst_step;
+    cv_passes(cv)->fused[cv->dst][cv->src](dst, src, n, (const float *)scale, cv->scale,
+                                           (const float *)offset, cv->offset);
+}
+
+/* float32 results without scale or offset: the load is the conversion,
+   straight into an aligned result (else by the pieces). */
+static void cv_run_load_f32(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                            fb_intp n, const char *scale, const char *offset) {
+    if ((uintptr_t)dst % 4 == 0)
+        cv_passes(cv)->load_f32[cv->src]((float *)dst, src, n);
+    else
+        cv_run_pieces_f32(cv, dst, dst_step, src, n, scale, offset);
+}
+
+FbConvertRun fb_convert_run_for(const FbConvert *cv, fb_intp dst_step) {
+    const FbConvertPasses *passes = cv_passes(cv);
+    int affine = cv_affine(cv);
+    if (cv->dst == FB_NUM_BF16 && !affine && passes->bf16_straight[cv->src] != NULL)
+        return cv_run_bf16_straight;
+    if (cv->compute == FB_NUM_F32 && dst_step == cv_item_bytes[cv->dst]
+            && passes->fused[cv->dst][cv->src] != NULL)
+        return cv_run_fused;
+    if (cv->dst == FB_NUM_F32 && cv->compute == FB_NUM_F32 && !affine && dst_step == 4)
+        return cv_run_load_f32;
+    return cv->compute == FB_NUM_F32 ? cv_run_pieces_f32 : cv_run_pieces_f64;
+}
+
 void fb_convert_init(void) {
 #if FB_X86_SIMD
-    build_simd_passes(&passes_avx2, store_u8_f32_x86, store_i8_f32_x86, store_u16_f32_x86,
-                      store_i16_f32_x86, store_f16_f32_x86);
+    build_simd_passes(&passes_avx2, store_f32_u8_x86, store_f32_i8_x86, store_f32_u16_x86,
+                      store_f32_i16_x86, store_f32_f16_x86);
     cv_build_lane_masks();
 #elif FB_NEON
-    build_simd_passes(&passes_portable, store_u8_f32_neon, store_i8_f32_neon, store_u16_f32_neon,
-                      store_i16_f32_neon, store_f16_f32_neon);
+    build_simd_passes(&passes_portable, store_f32_u8_neon, store_f32_i8_neon, store_f32_u16_neon,
+                      store_f32_i16_neon, store_f32_f16_neon);
 #endif
 }
 
@@ -204,8 +243,68 @@ int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
 }
 
 
-void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
-                      fb_intp n_pixels, int lanes, int interleave, const char *scale,
+/* The lanes kernels, each behind the one signature of FbConvertLanes. */
+#if FB_X86_SIMD
+static void cv_lanes_by_pixels_avx512(const FbConvert *cv, char *dst, const char *src,
+                                      fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                      const float *o, int bf16_type) {
+    (void)cv; (void)bf16_type;
+    cv_pixels_avx512((uint8_t *)dst, plane_step, src, n, lanes, s, o);
+}
+
+static void cv_lanes_by_pixels_avx2(const FbConvert *cv, char *dst, const char *src,
+                                    fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                    const float *o, int bf16_type) {
+    (void)cv; (void)bf16_type;
+    cv_pixels_avx2((uint8_t *)dst, plane_step, src, n, lanes, s, o);
+}
+
+static void cv_lanes_by_wide_avx2(const FbConvert *cv, char *dst, const char *src,
+                                  fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                  const float *o, int bf16_type) {
+    cv_wide_lanes_avx2(cv->dst, dst, plane_step, src, n, lanes, cv->src == FB_NUM_I16, s, o,
+                       bf16_type);
+}
+
+static void cv_lanes_by_avx2(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
+                             fb_intp n, int lanes, const float *s, const float *o,
+                             int bf16_type) {
+    cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n, lanes, s, o, bf16_type);
+}
+#elif FB_NEON
+static void cv_lanes_by_pixels_neon(const FbConvert *cv, char *dst, const char *src,
+                                    fb_intp plane_step, fb_intp n, int lanes, const float *s,
+                                    const float *o, int bf16_type) {
+    (void)cv; (void)bf16_type;
+    cv_pixels_neon((uint8_t *)dst, plane_step, src, n, lanes, s, o);
+}
+
+static void cv_lanes_by_neon(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
+                             fb_intp n, int lanes, const float *s, const float *o,
+                             int bf16_type) {
+    cv_lanes_neon(cv->dst, dst, plane_step, (const uint8_t *)src, n, lanes, s, o, bf16_type);
+}
+#endif
+
+FbConvertLanes fb_convert_lanes_for(const FbConvert *cv, int lanes, int interleave,
+                                    fb_intp n_pixels) {
+    if (!fb_convert_lanes_runs(cv, lanes, interleave))
+        return NULL;
+#if FB_X86_SIMD
+    if (interleave)
+        return cv->vbmi && n_pixels >= 64 ? cv_lanes_by_pixels_avx512 : cv_lanes_by_pixels_avx2;
+    return cv->src != FB_NUM_U8 ? cv_lanes_by_wide_avx2 : cv_lanes_by_avx2;
+#elif FB_NEON
+    (void)n_pixels;
+    return interleave ? cv_lanes_by_pixels_neon : cv_lanes_by_neon;
+#else
+    (void)n_pixels;
+    return NULL;
+#endif
+}
+
+void fb_convert_lanes(FbConvertLanes kernel, const FbConvert *cv, char *dst, const char *src,
+                      fb_intp plane_step, fb_intp n_pixels, int lanes, const char *scale,
                       fb_intp scale_step, const char *offset, fb_intp offset_step) {
 #if FB_X86_SIMD || FB_NEON
     float s[FB_CONVERT_WIDE_LANES_MAX], o[FB_CONVERT_WIDE_LANES_MAX];
@@ -225,26 +324,10 @@ void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src, fb_intp p
         }
     }
     bf16_type = !finite ? FB_NUM_BF16 : cv->bf16 && normal ? CV_BF16_NATIVE : CV_BF16_FINITE;
-#if FB_X86_SIMD
-    if (interleave && cv->vbmi && n_pixels >= 64)
-        cv_pixels_avx512((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
-    else if (interleave)
-        cv_pixels_avx2((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
-    else if (cv->src != FB_NUM_U8)
-        cv_wide_lanes_avx2(cv->dst, dst, plane_step, src, n_pixels, lanes,
-                           cv->src == FB_NUM_I16, has_s, has_o, bf16_type);
-    else
-        cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
-                      has_o, bf16_type);
+    kernel(cv, dst, src, plane_step, n_pixels, lanes, has_s, has_o, bf16_type);
 #else
-    if (interleave)
-        cv_pixels_neon((uint8_t *)dst, plane_step, src, n_pixels, lanes, has_s, has_o);
-    else
-        cv_lanes_neon(cv->dst, dst, plane_step, (const uint8_t *)src, n_pixels, lanes, has_s,
-                      has_o, bf16_type);
-#endif
-#else
-    (void)cv; (void)dst; (void)src; (void)plane_step; (void)n_pixels; (void)lanes;
-    (void)interleave; (void)scale; (void)scale_step; (void)offset; (void)offset_step;
+    /* No lanes kernels here: fb_convert_lanes_for gave none to call. */
+    (void)kernel; (void)cv; (void)dst; (void)src; (void)plane_step; (void)n_pixels;
+    (void)lanes; (void)scale; (void)scale_step; (void)offset; (void)offset_step;
 #endif
 }

@@ -50,13 +50,18 @@ typedef struct {
 /* The compute type for a conversion (see above). */
 FB_INTERNAL int fb_convert_compute(int src, int dst, int affine);
 
-/* n items from src (packed, cv->src) into dst, dst_step bytes apart;
-   scale and offset point to one value or n values of the compute type
-   (cv->scale, cv->offset). */
-FB_INTERNAL void fb_convert_run(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
-                                fb_intp n, const char *scale, const char *offset);
+/* A run's conversion: n items from src (packed, cv->src) into dst,
+   dst_step bytes apart; scale and offset point to one value or n values
+   of the compute type (cv->scale, cv->offset). */
+typedef void (*FbConvertRun)(const FbConvert *cv, char *dst, fb_intp dst_step, const char *src,
+                             fb_intp n, const char *scale, const char *offset);
 
-/* Build the tables of fb_convert_run's SIMD variants and of
+/* The run conversion for cv's runs into results dst_step bytes apart:
+   chosen once, when a plan's tile shape is made (straight, fused, a load
+   alone, or in pieces through the passes; SIMD or portable). */
+FB_INTERNAL FbConvertRun fb_convert_run_for(const FbConvert *cv, fb_intp dst_step);
+
+/* Build the tables of the run conversions' SIMD variants and of
    fb_convert_lanes (once, when the engine loads, before any thread runs). */
 FB_INTERNAL void fb_convert_init(void);
 
@@ -79,9 +84,25 @@ FB_INTERNAL void fb_convert_init(void);
    (fb_convert_lanes_runs says): the convert stage moves other tiles
    through its stage. */
 FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave);
-FB_INTERNAL void fb_convert_lanes(const FbConvert *cv, char *dst, const char *src,
-                                  fb_intp plane_step, fb_intp n_pixels, int lanes, int interleave,
-                                  const char *scale, fb_intp scale_step, const char *offset,
-                                  fb_intp offset_step);
+
+/* A lanes kernel: n_pixels pixels of `lanes` items on one side, the
+   planes plane_step bytes apart on the other; s and o one value a lane
+   (NULL: none); bf16_type a bfloat16 result's kind (convert_lanes.h). */
+typedef void (*FbConvertLanes)(const FbConvert *cv, char *dst, const char *src,
+                               fb_intp plane_step, fb_intp n_pixels, int lanes, const float *s,
+                               const float *o, int bf16_type);
+
+/* The lanes kernel of a tile shape's runs of n_pixels pixels, chosen once
+   when the plan is made (NULL where fb_convert_lanes_runs says no). */
+FB_INTERNAL FbConvertLanes fb_convert_lanes_for(const FbConvert *cv, int lanes, int interleave,
+                                                fb_intp n_pixels);
+
+/* A run by its kernel. The scale's and offset's values are read here, on
+   every run: they may change from tile to tile (a scale along the batch),
+   and whether they are finite and normal picks the bfloat16 rounding. */
+FB_INTERNAL void fb_convert_lanes(FbConvertLanes kernel, const FbConvert *cv, char *dst,
+                                  const char *src, fb_intp plane_step, fb_intp n_pixels,
+                                  int lanes, const char *scale, fb_intp scale_step,
+                                  const char *offset, fb_intp offset_step);
 
 #endif

@@ -10,11 +10,11 @@
 #if FB_X86_SIMD
 /* The passes' stores (float32 into the result type), loads (the source
    into float32) and bfloat16 straight from a wide source. */
-FB_INTERNAL void store_u8_f32_x86(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_i8_f32_x86(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_u16_f32_x86(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_i16_f32_x86(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_f16_f32_x86(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_u8_x86(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_i8_x86(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_u16_x86(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_i16_x86(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_f16_x86(char *dst, fb_intp step, const float *v, fb_intp n);
 FB_INTERNAL void load_f16_f32_x86(float *v, const char *src, fb_intp n);
 FB_INTERNAL void load_bf16_f32_x86(float *v, const char *src, fb_intp n);
 FB_INTERNAL void bf16_from_f64_x86(char *dst, fb_intp step, const char *src, fb_intp n);
@@ -44,11 +44,11 @@ FB_INTERNAL void cv_build_lane_masks(void);
 #endif
 
 #if FB_NEON
-FB_INTERNAL void store_u8_f32_neon(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_i8_f32_neon(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_u16_f32_neon(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_i16_f32_neon(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void store_f16_f32_neon(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_u8_neon(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_i8_neon(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_u16_neon(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_i16_neon(char *dst, fb_intp step, const float *v, fb_intp n);
+FB_INTERNAL void store_f32_f16_neon(char *dst, fb_intp step, const float *v, fb_intp n);
 FB_INTERNAL void cv_lanes_neon(int dst_type, char *dst, fb_intp plane_step, const uint8_t *src,
                                fb_intp n, int lanes, const float *s, const float *o,
                                int bf16_type);

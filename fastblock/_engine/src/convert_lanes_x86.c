@@ -190,7 +190,7 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
 CV_LANES_KERNEL(cv_lanes_avx2, FB_INTERNAL __attribute__((target("avx2,f16c"))), cv_lanes_case_avx2)
 
 /* One case of cv_pixels_avx2 (CV_PIXELS_KERNEL), 32 pixels a round: each
-   plane's 32 floats saturated and converted as store_u8_f32_x86 does,
+   plane's 32 floats saturated and converted as store_f32_u8_x86 does,
    packed to 32 bytes whose 16-byte halves hold pixels 0-15 and 16-31
    (each in the order CV_PACKED_AT says), then interleaved half by half:
    3 lanes by byte shuffles, 4 by unpacks. The last round ends at the last

@@ -33,28 +33,28 @@ static inline uint8x16_t cv_u8s_neon(uint32x4_t a, uint32x4_t b, uint32x4_t c, u
                            vqmovn_high_u32(vqmovn_u32(c), d));
 }
 
-CV_INT_STORE(store_u8_f32_neon, FB_INTERNAL, uint8_t, 0.0f, 255.0f, 16,
+CV_INT_STORE(store_f32_u8_neon, FB_INTERNAL, uint8_t, 0.0f, 255.0f, 16,
     CV_INT32S_NEON(uint32x4_t, cv_uint32s_neon)
     vst1q_u8((uint8_t *)(dst + i), cv_u8s_neon(a, b, c, d));
 )
-CV_INT_STORE(store_i8_f32_neon, FB_INTERNAL, int8_t, -128.0f, 127.0f, 16,
+CV_INT_STORE(store_f32_i8_neon, FB_INTERNAL, int8_t, -128.0f, 127.0f, 16,
     CV_INT32S_NEON(int32x4_t, cv_int32s_neon)
     vst1q_s8((int8_t *)(dst + i), vqmovn_high_s16(vqmovn_s16(vqmovn_high_s32(vqmovn_s32(a), b)),
                                                   vqmovn_high_s32(vqmovn_s32(c), d)));
 )
-CV_INT_STORE(store_u16_f32_neon, FB_INTERNAL, uint16_t, 0.0f, 65535.0f, 16,
+CV_INT_STORE(store_f32_u16_neon, FB_INTERNAL, uint16_t, 0.0f, 65535.0f, 16,
     CV_INT32S_NEON(uint32x4_t, cv_uint32s_neon)
     vst1q_u16((uint16_t *)(dst + 2 * i), vqmovn_high_u32(vqmovn_u32(a), b));
     vst1q_u16((uint16_t *)(dst + 2 * i + 16), vqmovn_high_u32(vqmovn_u32(c), d));
 )
-CV_INT_STORE(store_i16_f32_neon, FB_INTERNAL, int16_t, -32768.0f, 32767.0f, 16,
+CV_INT_STORE(store_f32_i16_neon, FB_INTERNAL, int16_t, -32768.0f, 32767.0f, 16,
     CV_INT32S_NEON(int32x4_t, cv_int32s_neon)
     vst1q_s16((int16_t *)(dst + 2 * i), vqmovn_high_s32(vqmovn_s32(a), b));
     vst1q_s16((int16_t *)(dst + 2 * i + 16), vqmovn_high_s32(vqmovn_s32(c), d));
 )
 
 /* float32 to float16 by FCVTN, as cv_f16_from_f32 converts (FCVT). */
-FB_INTERNAL void store_f16_f32_neon(char *dst, fb_intp step, const float *v, fb_intp n) {
+FB_INTERNAL void store_f32_f16_neon(char *dst, fb_intp step, const float *v, fb_intp n) {
     fb_intp i = 0;
     if (step == 2)
         for (; i + 8 <= n; i += 8)
@@ -160,7 +160,7 @@ CV_LANES_KERNEL(cv_lanes_neon, FB_INTERNAL, cv_lanes_case_neon)
 
 /* One case of cv_pixels_neon (CV_PIXELS_KERNEL): each plane's 16 floats
    rounded, converted and narrowed to 16 bytes with saturation, as
-   store_u8_f32_neon does, then interleaved by ST3/ST4. */
+   store_f32_u8_neon does, then interleaved by ST3/ST4. */
 static inline FB_ALWAYS_INLINE void cv_pixels_case_neon(
         uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n, const int lanes,
         const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {

@@ -96,20 +96,20 @@ FB_CV_AFFINE(double, affine_from_f64, x, double *__restrict v, const double *__r
         }                                                                                   \
     }
 
-FB_CV_STORE(uint16_t, store_f16_f32, float, cv_f16_from_f32(x))
-FB_CV_STORE(uint16_t, store_bf16_f32, float, cv_bf16_from_f32(x))
+FB_CV_STORE(uint16_t, store_f32_f16, float, cv_f16_from_f32(x))
+FB_CV_STORE(uint16_t, store_f32_bf16, float, cv_bf16_from_f32(x))
 FB_CV_STORE(float, store_f32_f32, float, x)
-FB_CV_STORE(uint8_t, store_u8_f32, float, (uint8_t)(int32_t)cv_saturate(x, 0.0f, 255.0f))
-FB_CV_STORE(int8_t, store_i8_f32, float, (int8_t)(int32_t)cv_saturate(x, -128.0f, 127.0f))
-FB_CV_STORE(uint16_t, store_u16_f32, float, (uint16_t)(int32_t)cv_saturate(x, 0.0f, 65535.0f))
-FB_CV_STORE(int16_t, store_i16_f32, float, (int16_t)(int32_t)cv_saturate(x, -32768.0f, 32767.0f))
-FB_CV_STORE(uint16_t, store_f16_f64, double, cv_f16_from_f64(x))
-FB_CV_STORE(float, store_f32_f64, double, (float)x)
+FB_CV_STORE(uint8_t, store_f32_u8, float, (uint8_t)(int32_t)cv_saturate(x, 0.0f, 255.0f))
+FB_CV_STORE(int8_t, store_f32_i8, float, (int8_t)(int32_t)cv_saturate(x, -128.0f, 127.0f))
+FB_CV_STORE(uint16_t, store_f32_u16, float, (uint16_t)(int32_t)cv_saturate(x, 0.0f, 65535.0f))
+FB_CV_STORE(int16_t, store_f32_i16, float, (int16_t)(int32_t)cv_saturate(x, -32768.0f, 32767.0f))
+FB_CV_STORE(uint16_t, store_f64_f16, double, cv_f16_from_f64(x))
+FB_CV_STORE(float, store_f64_f32, double, (float)x)
 FB_CV_STORE(double, store_f64_f64, double, x)
 
 
 /* The common pairs in one pass, item by item from source to packed result
-   (fb_convert_run takes them where the result's items are contiguous):
+   (the run conversion takes them where the result's items are contiguous):
    the same operations as the three passes above, in registers. */
 #define FB_CV_FUSED_LOOP(ST, LOAD, DT, STORE, SCALED, OFFSET)                                 \
     for (i = 0; i < n; i++) {                                                               \
@@ -213,10 +213,10 @@ static const FbConvertPasses FB_CV_NAME(passes) = {
     FB_CV_NAME(affine_f64),
     FB_CV_NAME(affine_from_f32),
     FB_CV_NAME(affine_from_f64),
-    {NULL, FB_CV_NAME(store_u8_f32), FB_CV_NAME(store_i8_f32), FB_CV_NAME(store_u16_f32),
-     FB_CV_NAME(store_i16_f32), NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f32),
-     FB_CV_NAME(store_bf16_f32), FB_CV_NAME(store_f32_f32), NULL},
-    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FB_CV_NAME(store_f16_f64), NULL, FB_CV_NAME(store_f32_f64), FB_CV_NAME(store_f64_f64)},
+    {NULL, FB_CV_NAME(store_f32_u8), FB_CV_NAME(store_f32_i8), FB_CV_NAME(store_f32_u16),
+     FB_CV_NAME(store_f32_i16), NULL, NULL, NULL, NULL, FB_CV_NAME(store_f32_f16),
+     FB_CV_NAME(store_f32_bf16), FB_CV_NAME(store_f32_f32), NULL},
+    {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FB_CV_NAME(store_f64_f16), NULL, FB_CV_NAME(store_f64_f32), FB_CV_NAME(store_f64_f64)},
     /* fused[result][source], float32 compute */
     {{NULL}, FB_CV_FUSED_ROW(u8), {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL}, {NULL},
      FB_CV_FUSED_ROW(f16), FB_CV_FUSED_ROW(bf16), FB_CV_FUSED_ROW(f32), {NULL}},

@@ -23,24 +23,24 @@ cv_int16s_avx2(__m256 a, __m256 b, int to_unsigned) {
     __m256 c = cv_saturated_avx2(_mm256_loadu_ps(v + i + 16), LO, HI);                      \
     __m256 d = cv_saturated_avx2(_mm256_loadu_ps(v + i + 24), LO, HI);
 
-CV_INT_STORE(store_u8_f32_x86, FB_INTERNAL __attribute__((target("avx2"))), uint8_t, 0.0f, 255.0f, 32,
+CV_INT_STORE(store_f32_u8_x86, FB_INTERNAL __attribute__((target("avx2"))), uint8_t, 0.0f, 255.0f, 32,
     CV_SATURATED_AVX2(0.0f, 255.0f)
     __m256i ab = cv_int16s_avx2(a, b, 0), cd = cv_int16s_avx2(c, d, 0);
     __m256i bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(ab, cd), 0xd8);
     _mm256_storeu_si256((__m256i *)(dst + i), bytes);
 )
-CV_INT_STORE(store_i8_f32_x86, FB_INTERNAL __attribute__((target("avx2"))), int8_t, -128.0f, 127.0f, 32,
+CV_INT_STORE(store_f32_i8_x86, FB_INTERNAL __attribute__((target("avx2"))), int8_t, -128.0f, 127.0f, 32,
     CV_SATURATED_AVX2(-128.0f, 127.0f)
     __m256i ab = cv_int16s_avx2(a, b, 0), cd = cv_int16s_avx2(c, d, 0);
     __m256i bytes = _mm256_permute4x64_epi64(_mm256_packs_epi16(ab, cd), 0xd8);
     _mm256_storeu_si256((__m256i *)(dst + i), bytes);
 )
-CV_INT_STORE(store_u16_f32_x86, FB_INTERNAL __attribute__((target("avx2"))), uint16_t, 0.0f, 65535.0f, 32,
+CV_INT_STORE(store_f32_u16_x86, FB_INTERNAL __attribute__((target("avx2"))), uint16_t, 0.0f, 65535.0f, 32,
     CV_SATURATED_AVX2(0.0f, 65535.0f)
     _mm256_storeu_si256((__m256i *)(dst + 2 * i), cv_int16s_avx2(a, b, 1));
     _mm256_storeu_si256((__m256i *)(dst + 2 * i + 32), cv_int16s_avx2(c, d, 1));
 )
-CV_INT_STORE(store_i16_f32_x86, FB_INTERNAL __attribute__((target("avx2"))), int16_t, -32768.0f, 32767.0f,
+CV_INT_STORE(store_f32_i16_x86, FB_INTERNAL __attribute__((target("avx2"))), int16_t, -32768.0f, 32767.0f,
              32,
     CV_SATURATED_AVX2(-32768.0f, 32767.0f)
     _mm256_storeu_si256((__m256i *)(dst + 2 * i), cv_int16s_avx2(a, b, 0));
@@ -101,7 +101,7 @@ FB_INTERNAL __attribute__((target("avx2"))) fb_intp fused_f32_u8_x86(char *dst, 
 
 /* float32 to float16 by F16C: rounded to nearest even as NumPy rounds,
    overflow to inf, subnormals exact, a NaN by the NaN rule. */
-FB_INTERNAL __attribute__((target("avx2,f16c"))) void store_f16_f32_x86(char *dst, fb_intp step,
+FB_INTERNAL __attribute__((target("avx2,f16c"))) void store_f32_f16_x86(char *dst, fb_intp step,
                                                                    const float *v, fb_intp n) {
     fb_intp i = 0;
     if (step == 2)

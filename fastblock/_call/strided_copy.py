@@ -5,7 +5,7 @@ An operator describes its copy between a checked source and destination as
 side); the engine runs them. A front door's checks give a :class:`Prepared`
 call: the result's shape and the copy, both as the general path runs it
 (``copy``) and as strided copies (``copies``), which the fast path's cache
-(``_fastpath``) stores for later calls of the same geometry.
+(``fastpath``) stores for later calls of the same geometry.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Callable, List, NamedTuple, Optional
 
 import numpy as np
 
-from . import _engine
+from .. import _engine
 
 
 class StridedCopy(NamedTuple):

@@ -1,9 +1,8 @@
 """Modes, data formats and result shapes: the one home of these facts.
 
-The front doors (``_api``, ``_permute``), the Dask wrappers and the engine's
-operator axes (``_engine/operators/axes.pxi``, whose compile-time enum is checked
-against the codes here when the engine is imported) all read them from this
-module.
+The operators (``fastblock._ops``) and the Dask wrappers read them from this
+module; the layout codes, which the engine's C takes as compile-time
+constants, it reads from the engine (``_engine/operators/axes.pxi``).
 
 A layout is where the channel axis lies; every array is seen as the logical
 ``[N, C, D1, ..., DK]`` (N may be several leading batch axes):
@@ -17,6 +16,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from .. import _engine
+
 # Channel order of the depth side: with block offset B (the offsets in a
 # block read as a base-bs number, the last spatial axis the lowest digit),
 # channel c of C and M = bs**K, the depth channel is
@@ -25,11 +26,11 @@ BLOCKS_FIRST = "blocks_first"
 DEPTH_FIRST = "depth_first"
 
 # Layout codes, as the engine takes them.
-CHANNELS_FIRST = 0
-CHANNELS_LAST = 1
-NCHW_VECT_C = 2
+CHANNELS_FIRST = _engine.CHANNELS_FIRST
+CHANNELS_LAST = _engine.CHANNELS_LAST
+NCHW_VECT_C = _engine.NCHW_VECT_C
 # NCHW_VECT_C keeps channels in groups of this many, innermost.
-VECT_C_GROUP = 4
+VECT_C_GROUP = _engine.NCHW_VECT_C_GROUP
 
 # Each accepted mode in lower case -> its canonical name.
 MODES = {

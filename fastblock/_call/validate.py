@@ -7,8 +7,8 @@ import operator
 
 import numpy as np
 
-from ._layouts import DATA_FORMATS, MODES, NCHW_VECT_C, VECT_C_GROUP
-from ._memory import byte_ranges_meet, out_is_clear
+from .layouts import DATA_FORMATS, MODES, NCHW_VECT_C, VECT_C_GROUP
+from .memory import byte_ranges_meet, out_is_clear
 
 INTP_MAX = np.iinfo(np.intp).max
 

@@ -19,10 +19,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ._convert import Convert, check_conversion, is_plain_move, run_converted
-from ._strided_copy import StridedCopies
-from ._threads import resolve_num_threads
-from ._validate import check_out, check_result_size
+from .convert import Convert, check_conversion, is_plain_move, run_converted
+from .strided_copy import StridedCopies
+from .threads import resolve_num_threads
+from .validate import check_out, check_result_size
 
 # copy(source, destination, num_threads): an operator's copy between two
 # checked arrays of the same item size.

@@ -2,7 +2,7 @@
 in one call (a DataLoader's collate, with the conversion of each sample in
 the same pass). Samples and ``out=`` of another library (torch tensors)
 are read and written in place through DLPack, and the batch comes back as
-the first sample's library's array, as the front doors do (_interop)."""
+the first sample's library's array, as the front doors do (interop)."""
 from __future__ import annotations
 
 import inspect
@@ -10,28 +10,13 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _api, _permute, _rearrange
-from ._convert import check_conversion, converting, is_plain_move, run_converted, stand_in
-from ._interop import _as_numpy, _foreign, as_library_of
-from ._threads import resolve_num_threads
-from ._validate import check_out, check_result_size
-
-# Each front door's prepare function and the names of its arguments, in order.
-_PREPARES = {
-    _api.space_to_depth: (_api._prepare_space_to_depth, ("block_size", "mode", "data_format")),
-    _api.depth_to_space: (_api._prepare_depth_to_space, ("block_size", "mode", "data_format")),
-    _api.tile: (_api._prepare_tile, ("repeats",)),
-    _permute.transpose: (_permute._prepare_transpose, ("axes",)),
-    _permute.pixel_shuffle: (_permute._prepare_pixel_shuffle, ("upscale_factor", "data_format")),
-    _permute.pixel_unshuffle: (_permute._prepare_pixel_unshuffle,
-                               ("downscale_factor", "data_format")),
-    _permute.space_to_batch: (_permute._prepare_space_to_batch,
-                              ("block_shape", "pads_begin", "pads_end")),
-    _permute.batch_to_space: (_permute._prepare_batch_to_space,
-                              ("block_shape", "crops_begin", "crops_end")),
-    _rearrange.rearrange: (_rearrange._prepare_rearrange, ("pattern", "axes_lengths")),
-    _rearrange.repeat: (_rearrange._prepare_repeat, ("pattern", "axes_lengths")),
-}
+from .._call.convert import check_conversion, converting, is_plain_move, run_converted
+from .._call.interop import _as_numpy, _foreign, as_library_of
+from .._call.memory import stand_in
+from .._call.operation import Operator
+from .._call.threads import resolve_num_threads
+from .._call.validate import check_out, check_result_size
+from .table import by_door
 
 
 def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = None,
@@ -84,21 +69,28 @@ def collate(samples: Sequence, op: Callable, *args, out: Optional[np.ndarray] = 
     >>> batch.shape, float(batch[3, 0, 0, 0])
     ((4, 3, 2, 2), 1.5)
     """
-    if op not in _PREPARES:
-        raise TypeError(f"op must be a fastblock front door, got {op!r}")
+    operator = _operator_of(op)
     given = list(samples)
     if not given:
         raise ValueError("samples is empty; collate needs at least one sample")
     arrays = [_as_numpy(sample, f"samples[{i}]") if _foreign(sample) else np.asarray(sample)
               for i, sample in enumerate(given)]
     if not _foreign(out):
-        result = _collate(arrays, op, args, out, num_threads, kwargs)
+        result = _collate(arrays, operator, args, out, num_threads, kwargs)
         return as_library_of(given[0], result) if out is None and _foreign(given[0]) else result
-    _collate(arrays, op, args, _as_numpy(out, "out"), num_threads, kwargs)
+    _collate(arrays, operator, args, _as_numpy(out, "out"), num_threads, kwargs)
     return out
 
 
-def _collate(arrays: list, op: Callable, args: tuple, out: Optional[np.ndarray],
+def _operator_of(op: Callable) -> Operator:
+    """The operator of front door ``op``; TypeError for anything else."""
+    try:
+        return by_door(op)
+    except KeyError:
+        raise TypeError(f"op must be a fastblock front door, got {op!r}") from None
+
+
+def _collate(arrays: list, operator: Operator, args: tuple, out: Optional[np.ndarray],
              num_threads: Optional[int], kwargs: dict) -> np.ndarray:
     """:func:`collate` of NumPy samples into a NumPy ``out`` (or a new array)."""
     first = arrays[0]
@@ -106,12 +98,10 @@ def _collate(arrays: list, op: Callable, args: tuple, out: Optional[np.ndarray],
         if array.shape != first.shape or array.dtype != first.dtype:
             raise ValueError(f"samples must share one shape and dtype: samples[0] is "
                              f"{first.shape} {first.dtype}, samples[{i}] {array.shape} {array.dtype}")
-    prepare, names = _PREPARES[op]
     dtype, scale, offset = (kwargs.pop(name, None) for name in ("dtype", "scale", "offset"))
-    bound = inspect.signature(op).bind(first, *args, **kwargs)
+    bound = inspect.signature(operator.door).bind(first, *args, **kwargs)
     bound.apply_defaults()
-    values = [bound.arguments[name] for name in names]
-    call = prepare(first, *values)
+    call = operator.prepare(first, *[bound.arguments[name] for name in operator.arguments])
     convert = converting(dtype, scale, offset)
     if convert is not None and is_plain_move(first.dtype, convert):
         convert = None
@@ -136,6 +126,6 @@ def _collate(arrays: list, op: Callable, args: tuple, out: Optional[np.ndarray],
         run_converted(first, out[0], call.copies, call.copy, conversion, n_threads, shifts)
         return out
     for i, array in enumerate(arrays):
-        op(array, *args, out=out[i], num_threads=n_threads, dtype=dtype, scale=scale,
-           offset=offset, **kwargs)
+        operator.door(array, *args, out=out[i], num_threads=n_threads, dtype=dtype, scale=scale,
+                      offset=offset, **kwargs)
     return out

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 import textwrap
+from typing import Any, Callable, TypeVar
+
+Function = TypeVar("Function", bound=Callable[..., Any])
 
 _SECTIONS = {
     "out_and_result": """\
@@ -68,7 +71,7 @@ num_threads : int, optional
 _MARKER = re.compile(r"^( *)%\((\w+)\)s$", re.M)
 
 
-def fill_doc(function):
+def fill_doc(function: Function) -> Function:
     """``function`` with the shared sections written into its docstring."""
     if function.__doc__:        # None under python -OO
         function.__doc__ = _MARKER.sub(

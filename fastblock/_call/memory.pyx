@@ -5,34 +5,23 @@ Every call with ``out=`` asks whether ``out`` is writable, holds each item in
 its own bytes and overlaps ``x``. NumPy's Python-level answers (``flags``,
 ``np.shares_memory``, byte bounds from ``__array_interface__``) cost more than
 a tiny copy; these answer the common case from the data pointers, shapes and
-strides and leave the rest to them.
+strides and leave the rest to them. A scale's or offset's values are read by
+their strides too (``compact``): a broadcast view is the few values it holds.
 """
 
 cimport numpy as cnp
 from cpython.ref cimport Py_INCREF
 
+from .._engine.array_bytes cimport byte_range
+
+import numpy as np
+
 cnp.import_array()
 
-ctypedef cnp.npy_intp intp
-
-
-cdef bint byte_range(cnp.ndarray a, char** low, char** high) noexcept:
-    """The bytes ``a``'s items span, ``[low, high)``; False when it has no items."""
-    cdef intp* shape = cnp.PyArray_DIMS(a)
-    cdef intp* strides = cnp.PyArray_STRIDES(a)
-    cdef intp lowest = 0, highest = cnp.PyArray_ITEMSIZE(a), reach
-    cdef int k
-    for k in range(cnp.PyArray_NDIM(a)):
-        if shape[k] == 0:
-            return False
-        reach = (shape[k] - 1) * strides[k]
-        if reach < 0:
-            lowest += reach
-        else:
-            highest += reach
-    low[0] = <char*>cnp.PyArray_DATA(a) + lowest
-    high[0] = <char*>cnp.PyArray_DATA(a) + highest
-    return True
+cdef enum:
+    # A scale's or offset's values as the convert stage reads them
+    # (values_in): C-contiguous, aligned, cast as np.asarray casts.
+    VALUES_FLAGS = cnp.NPY_ARRAY_C_CONTIGUOUS | cnp.NPY_ARRAY_ALIGNED | cnp.NPY_ARRAY_FORCECAST
 
 
 cdef bint ranges_meet(cnp.ndarray a, cnp.ndarray b) noexcept:
@@ -97,3 +86,65 @@ def stand_in(cnp.dtype dtype not None, tuple shape, tuple strides):
         steps[k] = strides[k]
     Py_INCREF(dtype)       # PyArray_NewFromDescr steals it
     return fb_stand_in_array(dtype, nd, dims, steps, <void*>stand_in_item)
+
+
+cdef int compact_shape(cnp.ndarray a, intp* dims, intp* strides) noexcept:
+    """The shape and strides of ``a`` read by its strides, not its shape,
+    into ``dims`` and ``strides`` (room for its rank); returns their count.
+    An axis of step 0 holds one value (a broadcast view, ``np.broadcast_to``),
+    so it is cut to that one, and leading axes of one value are dropped."""
+    cdef int k, n = 0
+    for k in range(cnp.PyArray_NDIM(a)):
+        dims[n] = cnp.PyArray_DIMS(a)[k]
+        strides[n] = cnp.PyArray_STRIDES(a)[k]
+        if strides[n] == 0:
+            dims[n] = min(dims[n], 1)
+        if n > 0 or dims[n] != 1:
+            n += 1
+    return n
+
+
+cdef object compact(object values):
+    """``values`` in its compact form (``compact_shape``): the same values
+    broadcast alike, and a broadcast view plans as its compact form (a
+    (16, 3, 224, 224) view of a (3, 1, 1) scale: 3 values to convert, not
+    2.4 million, and one value a row, not lines). Anything but an ndarray
+    as it is."""
+    cdef cnp.ndarray a, view
+    cdef cnp.dtype descr
+    cdef int k, n, ndim
+    cdef intp dims[MAX_DIMS]
+    cdef intp strides[MAX_DIMS]
+    if type(values) is not cnp.ndarray:
+        return values
+    a = <cnp.ndarray>values
+    ndim = cnp.PyArray_NDIM(a)
+    if ndim > MAX_DIMS:
+        return values
+    n = compact_shape(a, dims, strides)
+    if n == ndim:
+        for k in range(ndim):
+            if dims[k] != cnp.PyArray_DIMS(a)[k]:
+                break
+        else:
+            return values
+    descr = <cnp.dtype>cnp.PyArray_DESCR(a)
+    Py_INCREF(descr)       # PyArray_NewFromDescr steals it
+    view = fb_stand_in_array(descr, n, dims, strides, cnp.PyArray_DATA(a))
+    cnp.set_array_base(view, a)
+    return view
+
+
+cdef cnp.ndarray values_in(object values, int compute):
+    """A scale's or offset's values as the convert stage reads them: in the
+    compute type ``compute`` (a NumPy type number), compact, C-contiguous
+    (so their layout follows from their shape), aligned; cast as
+    ``np.asarray(values, dtype)`` casts."""
+    return cnp.PyArray_FROMANY(compact(values), compute, 0, 0, VALUES_FLAGS)
+
+
+def compute_values(values, compute):
+    """``values_in`` for a compute type given as a dtype (numpy.float32 or
+    numpy.float64): the layout a converting call's program reads (the
+    general path's, convert, and the cached calls')."""
+    return values_in(values, np.dtype(compute).num)

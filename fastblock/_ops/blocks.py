@@ -1,10 +1,10 @@
-"""The public operators: check the arguments, build a plan, run it.
+"""SpaceToDepth, DepthToSpace and Tile: their front doors and checked calls.
 
-Each front door first offers its call to ``_fastpath``, which runs a call
-it has seen before (same arguments and geometry) from its cache; every
-other call takes the general path here: the checks give the result's shape
-(``_layouts``) and the copy (a ``Prepared`` call, the one the fast path
-stores too), and ``_execute`` is the one exit.
+Each front door hands its call to ``fastpath.operate`` with its
+``Operator``: the fast path runs a call it has seen before (same arguments
+and geometry) from its cache, and the general path every other. Both run
+the operator's ``prepare``: the checks give the result's shape
+(``layouts``) and the copy (a ``Prepared`` call).
 """
 from __future__ import annotations
 
@@ -13,16 +13,14 @@ from typing import Optional, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _engine
-from ._docs import fill_doc
-from ._strided_copy import StridedCopy, StridedCopies, Prepared
-from ._convert import Convert, converting
-from ._execute import Copier, execute
-from ._fastpath import DEPTH_TO_SPACE, SPACE_TO_DEPTH, TILE
-from ._fastpath import call as _fast_call
-from ._interop import arrays_in_out
-from ._layouts import DEPTH_FIRST, depth_to_space_shape, space_to_depth_shape, tile_shapes
-from ._validate import check_block_arguments, check_repeats
+from .. import _engine
+from .._call.execute import Copier
+from .._call.fastpath import operate
+from .._call.layouts import DEPTH_FIRST, depth_to_space_shape, space_to_depth_shape, tile_shapes
+from .._call.operation import Operator
+from .._call.strided_copy import Prepared, StridedCopies, StridedCopy
+from .._call.validate import check_block_arguments, check_repeats
+from .docs import fill_doc
 
 Repeats = Union[int, Sequence[int], np.ndarray]
 
@@ -54,7 +52,7 @@ def block_copies(layout: int, bs: int, depth_first: bool, to_depth: bool,
     return copies
 
 
-def _prepare_block(x: np.ndarray, block_size, mode, data_format, to_depth: bool) -> Prepared:
+def prepare_block(x: np.ndarray, block_size, mode, data_format, to_depth: bool) -> Prepared:
     bs, mode, layout = check_block_arguments(x.shape, block_size, mode, data_format)
     shape_rule = space_to_depth_shape if to_depth else depth_to_space_shape
     depth_first = mode == DEPTH_FIRST
@@ -62,12 +60,12 @@ def _prepare_block(x: np.ndarray, block_size, mode, data_format, to_depth: bool)
                     block_copies(layout, bs, depth_first, to_depth))
 
 
-def _prepare_space_to_depth(x, block_size, mode, data_format) -> Prepared:
-    return _prepare_block(x, block_size, mode, data_format, True)
+def prepare_space_to_depth(x: np.ndarray, block_size, mode, data_format) -> Prepared:
+    return prepare_block(x, block_size, mode, data_format, True)
 
 
-def _prepare_depth_to_space(x, block_size, mode, data_format) -> Prepared:
-    return _prepare_block(x, block_size, mode, data_format, False)
+def prepare_depth_to_space(x: np.ndarray, block_size, mode, data_format) -> Prepared:
+    return prepare_block(x, block_size, mode, data_format, False)
 
 
 @fill_doc
@@ -116,27 +114,8 @@ def space_to_depth(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     >>> fb.space_to_depth(x, 2)[0, :, 0, 0]
     array([0, 1, 4, 5])
     """
-    if dtype is None and scale is None and offset is None:
-        result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out, num_threads,
-                            _prepare_space_to_depth)
-    else:
-        result = _fast_call(SPACE_TO_DEPTH, (block_size, mode, data_format), x, out,
-                            num_threads, _prepare_space_to_depth, Convert(dtype, scale, offset))
-    if result is not None:
-        return result
-    return _block_general(x, block_size, mode, data_format, True, out=out, num_threads=num_threads,
-                          convert=converting(dtype, scale, offset))
-
-
-@arrays_in_out
-def _block_general(x, block_size, mode, data_format, to_depth, *, out=None, num_threads=None,
-                   convert=None):
-    """The general path of :func:`space_to_depth` (``to_depth``) and
-    :func:`depth_to_space` (other libraries' arrays too)."""
-    x = np.asarray(x)
-    call = _prepare_block(x, block_size, mode, data_format, to_depth)
-    return execute(x, call.result_shape, out, call.copy, num_threads, convert=convert,
-                   copies=call.copies)
+    return operate(SPACE_TO_DEPTH, x, (block_size, mode, data_format), out, num_threads, dtype,
+                   scale, offset)
 
 
 @fill_doc
@@ -184,16 +163,8 @@ def depth_to_space(x: ArrayLike, block_size: int, mode: str = "blocks_first",
     array([[0, 1],
            [2, 3]])
     """
-    if dtype is None and scale is None and offset is None:
-        result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out, num_threads,
-                            _prepare_depth_to_space)
-    else:
-        result = _fast_call(DEPTH_TO_SPACE, (block_size, mode, data_format), x, out,
-                            num_threads, _prepare_depth_to_space, Convert(dtype, scale, offset))
-    if result is not None:
-        return result
-    return _block_general(x, block_size, mode, data_format, False, out=out,
-                          num_threads=num_threads, convert=converting(dtype, scale, offset))
+    return operate(DEPTH_TO_SPACE, x, (block_size, mode, data_format), out, num_threads, dtype,
+                   scale, offset)
 
 
 @fill_doc
@@ -233,18 +204,10 @@ def tile(x: ArrayLike, repeats: Repeats, *, out: Optional[np.ndarray] = None,
            [1, 2, 1, 2],
            [3, 4, 3, 4]])
     """
-    if dtype is None and scale is None and offset is None:
-        result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile)
-    else:
-        result = _fast_call(TILE, (repeats,), x, out, num_threads, _prepare_tile,
-                            Convert(dtype, scale, offset))
-    if result is not None:
-        return result
-    return _tile_general(x, repeats, out=out, num_threads=num_threads,
-                         convert=converting(dtype, scale, offset))
+    return operate(TILE, x, (repeats,), out, num_threads, dtype, scale, offset)
 
 
-def _prepare_tile(x: np.ndarray, repeats) -> Prepared:
+def prepare_tile(x: np.ndarray, repeats) -> Prepared:
     reps, _, result_shape = tile_shapes(x.shape, check_repeats(repeats))
 
     def copy(src: np.ndarray, dst: np.ndarray, n_threads: int) -> None:
@@ -256,10 +219,7 @@ def _prepare_tile(x: np.ndarray, repeats) -> Prepared:
     return Prepared(result_shape, copy, copies)
 
 
-@arrays_in_out
-def _tile_general(x, repeats, *, out=None, num_threads=None, convert=None):
-    """The general path of :func:`tile` (other libraries' arrays too)."""
-    x = np.asarray(x)
-    call = _prepare_tile(x, repeats)
-    return execute(x, call.result_shape, out, call.copy, num_threads, convert=convert,
-                   copies=call.copies)
+# This file's operators, declared (the table, table.py, lists them).
+SPACE_TO_DEPTH = Operator(space_to_depth, prepare_space_to_depth)
+DEPTH_TO_SPACE = Operator(depth_to_space, prepare_depth_to_space)
+TILE = Operator(tile, prepare_tile)

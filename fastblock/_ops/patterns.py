@@ -6,7 +6,7 @@ first) and orders and groups them for the result. Splitting a strided axis
 into its elementary axes is a view: the inner part keeps the axis's byte
 step, the outer part steps by that times the inner length. So a pattern is
 one strided copy, a single ``_engine.copy`` call (what a
-:class:`~fastblock._strided_copy.StridedCopy` runs, called directly to spare a
+:class:`~fastblock._call.strided_copy.StridedCopy` runs, called directly to spare a
 tiny call the StridedCopy object): the result's elementary axes in order, the
 source's byte steps along them, and the destination's steps split the
 same way. A ``repeat`` axis
@@ -18,7 +18,7 @@ once per pattern string and operation) and the per-shape recipe (elementary
 lengths, extents, result shape) keyed on the pattern, operation, input
 shape and the given lengths. A call that repeats one before (the same
 pattern, lengths and input geometry) is run by the fast path
-(``_fastpath``) from its own cache.
+(``fastpath``) from its own cache.
 """
 from __future__ import annotations
 
@@ -28,15 +28,12 @@ from typing import Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _engine
-from ._strided_copy import StridedCopy, Prepared
-from ._docs import fill_doc
-from ._execute import execute
-from ._fastpath import REARRANGE, REPEAT
-from ._convert import Convert, converting
-from ._fastpath import call as _fast_call
-from ._interop import arrays_in_out
-from ._validate import check_integer, check_shape_fits
+from .. import _engine
+from .._call.fastpath import operate
+from .._call.operation import Operator
+from .._call.strided_copy import Prepared, StridedCopy
+from .._call.validate import check_integer, check_shape_fits
+from .docs import fill_doc
 
 _ELLIPSIS = "..."
 # Per-shape recipes kept; einops keeps 1024 too.
@@ -374,25 +371,14 @@ def checked_recipe(operation: str, shape: tuple, dtype: np.dtype, pattern,
     return recipe
 
 
-def _prepare_rearrange(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
+def prepare_rearrange(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
     recipe = checked_recipe("rearrange", x.shape, x.dtype, pattern, axes_lengths or {})
     return Prepared(recipe.result_shape, recipe.copy, recipe.copies)
 
 
-def _prepare_repeat(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
+def prepare_repeat(x: np.ndarray, pattern, axes_lengths=None) -> Prepared:
     recipe = checked_recipe("repeat", x.shape, x.dtype, pattern, axes_lengths or {})
     return Prepared(recipe.result_shape, recipe.copy, recipe.copies)
-
-
-@arrays_in_out
-def _general(x, operation, pattern, *, out=None, num_threads=None, convert=None,
-             **axes_lengths) -> np.ndarray:
-    """The general path of :func:`rearrange` and :func:`repeat` (other
-    libraries' arrays too)."""
-    x = np.asarray(x)
-    recipe = checked_recipe(operation, x.shape, x.dtype, pattern, axes_lengths)
-    return execute(x, recipe.result_shape, out, recipe.copy, num_threads, convert=convert,
-                   copies=recipe.copies)
 
 
 # --------------------------------------------------------------------------
@@ -449,17 +435,8 @@ def rearrange(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     ...              h2=2, w2=2).shape
     (2, 12, 4, 4)
     """
-    if dtype is None and scale is None and offset is None:
-        result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
-                            out, num_threads, _prepare_rearrange)
-    else:
-        result = _fast_call(REARRANGE, (pattern, axes_lengths) if axes_lengths else (pattern,),
-                            x, out, num_threads, _prepare_rearrange, Convert(dtype, scale, offset))
-    if result is not None:
-        return result
-    return _general(x, "rearrange", pattern, out=out, num_threads=num_threads,
-                    convert=converting(dtype, scale, offset),
-                    **axes_lengths)
+    return operate(REARRANGE, x, (pattern, axes_lengths) if axes_lengths else (pattern,), out,
+                   num_threads, dtype, scale, offset)
 
 
 @fill_doc
@@ -501,14 +478,10 @@ def repeat(x: ArrayLike, pattern: str, *, out: Optional[np.ndarray] = None,
     >>> fb.repeat(np.zeros((3, 4)), "h w -> (2 h) (w r)", r=3).shape
     (6, 12)
     """
-    if dtype is None and scale is None and offset is None:
-        result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
-                            out, num_threads, _prepare_repeat)
-    else:
-        result = _fast_call(REPEAT, (pattern, axes_lengths) if axes_lengths else (pattern,), x,
-                            out, num_threads, _prepare_repeat, Convert(dtype, scale, offset))
-    if result is not None:
-        return result
-    return _general(x, "repeat", pattern, out=out, num_threads=num_threads,
-                    convert=converting(dtype, scale, offset),
-                    **axes_lengths)
+    return operate(REPEAT, x, (pattern, axes_lengths) if axes_lengths else (pattern,), out,
+                   num_threads, dtype, scale, offset)
+
+
+# This file's operators, declared (the table, table.py, lists them).
+REARRANGE = Operator(rearrange, prepare_rearrange)
+REPEAT = Operator(repeat, prepare_repeat)

@@ -22,11 +22,10 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from . import _engine
-from ._fastpath import compute_values
-from ._interop import numpy_dtype, torch_dtype_name
-from ._memory import stand_in
-from ._strided_copy import StridedCopy
+from .. import _engine
+from .interop import numpy_dtype, torch_dtype_name
+from .memory import compute_values, stand_in
+from .strided_copy import StridedCopy
 
 # The engine's numeric type codes (src/convert.h: FB_NUM_*), by dtype.
 _CODES = {np.dtype(np.bool_): 0, np.dtype(np.uint8): 1, np.dtype(np.int8): 2,
@@ -82,12 +81,14 @@ def is_plain_move(source: np.dtype, convert: Convert) -> bool:
 
 
 class Conversion(NamedTuple):
-    """A checked conversion: the result dtype, the engine's type codes, and
-    the scale and offset in the compute type (None: not given)."""
+    """A checked conversion: the result dtype, the engine's type codes, the
+    compute type (the engine's rule: ``_engine.compute_type``), and the
+    scale and offset in it (None: not given)."""
 
     dtype: np.dtype
     src_code: int
     dst_code: int
+    compute: np.dtype
     scale: Optional[np.ndarray]
     offset: Optional[np.ndarray]
 
@@ -110,9 +111,9 @@ def check_conversion(source: np.dtype, result_shape: tuple, convert: Convert) ->
         raise TypeError(f"fastblock: cannot convert {source} to {result}: the source must be "
                         f"{_SOURCES_TEXT}, the result {_RESULTS_TEXT} (native byte order)")
     affine = convert.scale is not None or convert.offset is not None
-    compute = np.float64 if _engine.compute_type(src_code, dst_code, affine) == _FLOAT64 \
-        else np.float32
-    return Conversion(result, src_code, dst_code,
+    compute = np.dtype(np.float64 if _engine.compute_type(src_code, dst_code, affine) == _FLOAT64
+                       else np.float32)
+    return Conversion(result, src_code, dst_code, compute,
                       _affine_values(convert.scale, "scale", compute, result_shape),
                       _affine_values(convert.offset, "offset", compute, result_shape))
 
@@ -120,7 +121,7 @@ def check_conversion(source: np.dtype, result_shape: tuple, convert: Convert) ->
 def _affine_values(value, name: str, compute, result_shape: tuple) -> Optional[np.ndarray]:
     """``scale`` or ``offset`` as an array of the compute type that
     broadcasts against the result, in its compact form (axes of step 0 cut
-    to one value: ``_fastpath.compact``); checked by its shape as given
+    to one value: ``memory.compact``); checked by its shape as given
     (None stays None)."""
     if value is None:
         return None

@@ -19,7 +19,6 @@ tensor exists only once its user has imported torch.
 """
 from __future__ import annotations
 
-import functools
 import sys
 
 import numpy as np
@@ -139,29 +138,3 @@ def as_library_of(like, result: np.ndarray):
         return back(result.view(_RAW_ITEMS[result.dtype.itemsize])).view(
             getattr(torch, result.dtype.name))
     return back(result)
-
-
-def arrays_in_out(operator):
-    """Let ``operator(x, ..., *, out=None, num_threads=None, **keywords)``
-    take and give other libraries' arrays (see the module docstring); NumPy
-    arrays pass straight through. ``keywords``: rearrange's axis lengths."""
-    @functools.wraps(operator)
-    def wrapper(x, *args, out=None, num_threads=None, **keywords):
-        if type(x) is np.ndarray and (out is None or type(out) is np.ndarray):
-            if out is None and num_threads is None:
-                return operator(x, *args, **keywords)   # no keywords to parse: a third of the cost
-            return operator(x, *args, out=out, num_threads=num_threads, **keywords)
-        foreign_x = _foreign(x)
-        if foreign_x:
-            x_array = _as_numpy(x, "x")
-        else:
-            x_array = x
-        if _foreign(out):
-            operator(x_array, *args, out=_as_numpy(out, "out"), num_threads=num_threads,
-                     **keywords)
-            return out
-        result = operator(x_array, *args, out=out, num_threads=num_threads, **keywords)
-        if out is not None or not foreign_x:
-            return result
-        return as_library_of(x, result)
-    return wrapper

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import threading
 
-from . import _engine
-from ._validate import check_thread_count
+from .. import _engine
+from .validate import check_thread_count
 
 _lock = threading.Lock()
 

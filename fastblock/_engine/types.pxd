@@ -65,7 +65,7 @@ cdef struct ShuffleProgram:
     intp n_segments
     intp segment_step
     intp last_segment_pieces
-    # A long run (plan_long_run): the pieces above come after this many
+    # A long run (plan_run_program): the pieces above come after this many
     # periods of the first ones, which the periodic kernel runs first from
     # their windows' offsets and masks (period * uniform slots in order).
     intp lead_rounds

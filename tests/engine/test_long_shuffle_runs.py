@@ -1,5 +1,5 @@
-"""Long gathered runs of repeated items (``plan_long_runs`` in
-``fastblock/_engine/plan/gather.pxi``, ``plan_long_run`` in
+"""Long gathered runs of repeated items (``lengthen_split_parts`` in
+``fastblock/_engine/plan/gather.pxi``, ``plan_run_program`` in
 ``fastblock/_engine/plan/shuffle.pxi``): Tile of short pixels along the last axis
 ([N, W, C] by (1, 1, r)), whose destination pixels of C * r items read C.
 

@@ -16,7 +16,7 @@ def _same_bytes(got, expected):
     assert bad.size == 0, f"{bad.size} bytes differ, the first at byte {bad[0]} of {got.nbytes}"
 
 
-# plan_gather split a long repeating run (plan_long_run) into n parts of
+# plan_gather split a long repeating run (plan_run_program) into n parts of
 # ceil(pixels / n) pixels and took the last part as what was left after
 # n - 1 of them: 2658 pixels in 63 parts of 43 left -8, so the rows ran 62
 # parts and the last, a "part" of -8 pixels, copied nothing (the last 35

@@ -11,8 +11,8 @@ cdef enum:
     # Runs of a ragged split up to this long are the kernel's rows, several
     # a block (build_loop); longer ones run a block each.
     RAGGED_ROWS_MAX_BYTES = 1024
-    # A repeating shuffle program's run (plan_long_run) reads at most this
-    # many bytes of the source lines (plan_long_runs): a block's rows read
+    # A repeating shuffle program's run (plan_run_program) reads at most this
+    # many bytes of the source lines (lengthen_split_parts): a block's rows read
     # the same source lines, which longer runs push out of L1 (8 KiB spans
     # lost against 4 KiB: 0.68 against 0.61 x np.copyto).
     LONG_RUN_REACH = 4 * 1024
@@ -25,7 +25,7 @@ cdef bint plan_gather(Plan* p, Axes* axes, intp block_items, bint need_shuffle,
     The gathered run (gathered_run) may split an axis, raggedly where it
     has no divisor near the best size (``k.ragged``: the outer part's axis);
     where the run's shuffle program repeats, the pieces of that axis may
-    be longer than GATHER_MAX items (plan_long_runs). The offsets of the
+    be longer than GATHER_MAX items (lengthen_split_parts). The offsets of the
     run's items in the source (up to GATHER_MAX) go into ``p.gather``. The
     kernel's rows step along ``k.a`` (gather_row_axis); ``k.first`` is the
     run's first axis. False (``k`` as it was) when gather mode does not
@@ -53,7 +53,8 @@ cdef bint plan_gather(Plan* p, Axes* axes, intp block_items, bint need_shuffle,
                  shuffle_pixel_items)
     if need_shuffle and p.shuffle.n_pieces == 0:
         return False
-    if not plan_long_runs(p, axes, split_axis, run, head_pixels, shuffle_pixel_items, &part, &tail):
+    if not lengthen_split_parts(p, axes, split_axis, run, head_pixels, shuffle_pixel_items,
+                                &part, &tail):
         # The last part's run is the table's prefix (its outer digit is the split axis's).
         plan_shuffle(&p.tail_shuffle, p.gather, run * tail, p.width, p.copy_bytes,
                      shuffle_pixel_items)
@@ -139,10 +140,11 @@ cdef void gather_offsets(Plan* p, const Axes* axes, int split_axis, intp part,
             i -= 1
 
 
-cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, intp head_pixels,
-                         intp shuffle_pixel_items, intp* part, intp* tail) noexcept nogil:
+cdef bint lengthen_split_parts(Plan* p, const Axes* axes, int split_axis, intp run,
+                               intp head_pixels, intp shuffle_pixel_items, intp* part,
+                               intp* tail) noexcept nogil:
     """Longer parts of the split axis where the part's shuffle program
-    repeats (plan_long_run): fewer, longer runs, each reading at most
+    repeats (plan_run_program): fewer, longer runs, each reading at most
     LONG_RUN_REACH bytes of source lines and writing at most a block. A
     pixel reads its items' bytes (fewer where they repeat), or the source
     step to the next pixel where further. The period shows in the part's
@@ -192,10 +194,10 @@ cdef bint plan_long_runs(Plan* p, const Axes* axes, int split_axis, intp run, in
             pattern = &p.tail_shuffle
     if not pattern.period or long_part <= part[0]:
         return False
-    if plan_long_run(&p.shuffle, pattern, p.gather, head_pixels, long_part, run, src_k,
-                     p.width, p.copy_bytes) and p.shuffle.n_pieces \
-            and plan_long_run(&p.tail_shuffle, &p.shuffle, p.gather, head_pixels, long_tail,
-                              run, src_k, p.width, p.copy_bytes):
+    if plan_run_program(&p.shuffle, pattern, p.gather, head_pixels, long_part, run, src_k,
+                        p.width, p.copy_bytes) and p.shuffle.n_pieces \
+            and plan_run_program(&p.tail_shuffle, &p.shuffle, p.gather, head_pixels, long_tail,
+                                 run, src_k, p.width, p.copy_bytes):
         part[0] = long_part
         tail[0] = long_tail
         return True

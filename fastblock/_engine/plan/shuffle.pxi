@@ -8,7 +8,7 @@
 # needing more windows lost.
 #
 # A repeating program also runs runs longer than the tables
-# (plan_long_run): the periodic kernel repeats the first period as far as
+# (plan_run_program): the periodic kernel repeats the first period as far as
 # the run goes, and a table-sized program finishes it. Rows of more than
 # GATHER_MAX items then run whole (up to LONG_RUN_REACH bytes) instead of
 # in table-sized runs that each load the masks again (64 MiB
@@ -45,7 +45,7 @@ cdef enum:
     PIXEL_UNIFORM_MAX = 8
     # Longest period (in pieces) searched for.
     SHUFFLE_PERIOD_MAX = 4
-    # Items of a long run's rest (plan_long_run) at most: the 64-byte
+    # Items of a long run's rest (plan_run_program) at most: the 64-byte
     # pieces' tables hold up to 1088 bytes.
     LONG_RUN_REST_MAX = 2 * GATHER_MAX
 
@@ -93,7 +93,7 @@ cdef void plan_shuffle(ShuffleProgram* prog, const intp* offsets, intp n_items,
     whole pixels (``pixel_pieces``) where every piece then takes the same
     few windows. The windows may read ``read_below`` bytes below the
     lowest offset and ``read_above`` bytes above the last byte read: the
-    rest of a longer run these items are part of (plan_long_run)."""
+    rest of a longer run these items are part of (plan_run_program)."""
     cdef intp advance_pixels = pixel_pieces(pixel_items * width)
     prog.n_pieces = 0
     prog.uniform = 0
@@ -262,9 +262,9 @@ cdef inline void run_source_span(const intp* head, intp pixel_items, intp pixels
     lowest[0] += imin(0, (pixels - 1) * pixel_step)
 
 
-cdef bint plan_long_run(ShuffleProgram* prog, const ShuffleProgram* pattern, const intp* head,
-                        intp head_pixels, intp pixels, intp pixel_items, intp pixel_step, intp width,
-                        intp copy_bytes) noexcept nogil:
+cdef bint plan_run_program(ShuffleProgram* prog, const ShuffleProgram* pattern,
+                           const intp* head, intp head_pixels, intp pixels, intp pixel_items,
+                           intp pixel_step, intp width, intp copy_bytes) noexcept nogil:
     """Build the program of a run of ``pixels`` pixels of ``pixel_items``
     items each, every pixel ``pixel_step`` source bytes past the one before,
     where ``head`` holds the offsets of the first ``head_pixels`` and

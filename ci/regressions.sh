@@ -25,7 +25,13 @@ if ! command -v valgrind >/dev/null; then
 fi
 base_rev=${FASTBLOCK_BASE:-HEAD^}
 if ! base=$(git rev-parse --verify -q "$base_rev^{commit}"); then
-  echo "regressions: no $base_rev (a shallow clone?): nothing to compare with" >&2
+  # A shallow clone holds no parent to build: said loudly, not failed
+  # (the clone's depth is the CI host's choice). Anywhere else, a failure.
+  if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+    echo "regressions: NOT RUN: a shallow clone has no $base_rev to compare with" >&2
+    exit 0
+  fi
+  echo "regressions: no $base_rev: nothing to compare with" >&2
   exit 1
 fi
 tree=${FASTBLOCK_CI_CACHE:-/var/cache/fastblock-ci}/regressions-base

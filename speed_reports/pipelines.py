@@ -148,7 +148,7 @@ def report_ray(rounds: int = 7) -> None:
     try:
         import ray
     except ImportError:
-        print("ray: Ray is not installed (python3 -m pip install 'ray[data]')")
+        print("ray: Ray is not installed (python3 -m pip install 'ray[data,train]')")
         return
     print(f"Ray {ray.__version__}, ray.init(num_cpus=2): 224x224x3 uint8 images in blocks of a "
           f"batch, map_batches(batch_format='numpy', zero_copy_batch=True) materialized, to "

@@ -247,42 +247,42 @@ int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interleave) {
 #if FB_X86_SIMD
 static void cv_lanes_by_pixels_avx512(const FbConvert *cv, char *dst, const char *src,
                                       fb_intp plane_step, fb_intp n, int lanes, const float *s,
-                                      const float *o, int bf16_type) {
-    (void)cv; (void)bf16_type;
+                                      const float *o, int bf16_rounding) {
+    (void)cv; (void)bf16_rounding;
     cv_pixels_avx512((uint8_t *)dst, plane_step, src, n, lanes, s, o);
 }
 
 static void cv_lanes_by_pixels_avx2(const FbConvert *cv, char *dst, const char *src,
                                     fb_intp plane_step, fb_intp n, int lanes, const float *s,
-                                    const float *o, int bf16_type) {
-    (void)cv; (void)bf16_type;
+                                    const float *o, int bf16_rounding) {
+    (void)cv; (void)bf16_rounding;
     cv_pixels_avx2((uint8_t *)dst, plane_step, src, n, lanes, s, o);
 }
 
 static void cv_lanes_by_wide_avx2(const FbConvert *cv, char *dst, const char *src,
                                   fb_intp plane_step, fb_intp n, int lanes, const float *s,
-                                  const float *o, int bf16_type) {
-    cv_wide_lanes_avx2(cv->dst, dst, plane_step, src, n, lanes, cv->src == FB_NUM_I16, s, o,
-                       bf16_type);
+                                  const float *o, int bf16_rounding) {
+    cv_wide_lanes_avx2(cv->dst, bf16_rounding, dst, plane_step, src, n, lanes,
+                       cv->src == FB_NUM_I16, s, o);
 }
 
 static void cv_lanes_by_avx2(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
                              fb_intp n, int lanes, const float *s, const float *o,
-                             int bf16_type) {
-    cv_lanes_avx2(cv->dst, dst, plane_step, (const uint8_t *)src, n, lanes, s, o, bf16_type);
+                             int bf16_rounding) {
+    cv_lanes_avx2(cv->dst, bf16_rounding, dst, plane_step, (const uint8_t *)src, n, lanes, s, o);
 }
 #elif FB_NEON
 static void cv_lanes_by_pixels_neon(const FbConvert *cv, char *dst, const char *src,
                                     fb_intp plane_step, fb_intp n, int lanes, const float *s,
-                                    const float *o, int bf16_type) {
-    (void)cv; (void)bf16_type;
+                                    const float *o, int bf16_rounding) {
+    (void)cv; (void)bf16_rounding;
     cv_pixels_neon((uint8_t *)dst, plane_step, src, n, lanes, s, o);
 }
 
 static void cv_lanes_by_neon(const FbConvert *cv, char *dst, const char *src, fb_intp plane_step,
                              fb_intp n, int lanes, const float *s, const float *o,
-                             int bf16_type) {
-    cv_lanes_neon(cv->dst, dst, plane_step, (const uint8_t *)src, n, lanes, s, o, bf16_type);
+                             int bf16_rounding) {
+    cv_lanes_neon(cv->dst, bf16_rounding, dst, plane_step, (const uint8_t *)src, n, lanes, s, o);
 }
 #endif
 
@@ -308,7 +308,7 @@ void fb_convert_lanes(FbConvertLanes kernel, const FbConvert *cv, char *dst, con
                       fb_intp scale_step, const char *offset, fb_intp offset_step) {
 #if FB_X86_SIMD || FB_NEON
     float s[FB_CONVERT_WIDE_LANES_MAX], o[FB_CONVERT_WIDE_LANES_MAX];
-    int lane, finite = 1, normal = 1, bf16_type;
+    int lane, finite = 1, normal = 1, bf16_rounding;
     const float *has_s = cv->scale != FB_AFFINE_NONE ? s : NULL;
     const float *has_o = cv->offset != FB_AFFINE_NONE ? o : NULL;
     for (lane = 0; lane < lanes; lane++) {
@@ -323,8 +323,10 @@ void fb_convert_lanes(FbConvertLanes kernel, const FbConvert *cv, char *dst, con
             normal &= o[lane] == 0.0f || fabsf(o[lane]) >= CV_BF16_NORMAL_MIN;
         }
     }
-    bf16_type = !finite ? FB_NUM_BF16 : cv->bf16 && normal ? CV_BF16_NATIVE : CV_BF16_FINITE;
-    kernel(cv, dst, src, plane_step, n_pixels, lanes, has_s, has_o, bf16_type);
+    bf16_rounding = !finite                ? CV_BF16_NAN_RULE
+                    : FB_X86_SIMD && cv->bf16 && normal ? CV_BF16_BY_CPU
+                                                        : CV_BF16_ROUND_ONLY;
+    kernel(cv, dst, src, plane_step, n_pixels, lanes, has_s, has_o, bf16_rounding);
 #else
     /* No lanes kernels here: fb_convert_lanes_for gave none to call. */
     (void)kernel; (void)cv; (void)dst; (void)src; (void)plane_step; (void)n_pixels;

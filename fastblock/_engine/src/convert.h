@@ -87,10 +87,11 @@ FB_INTERNAL int fb_convert_lanes_runs(const FbConvert *cv, int lanes, int interl
 
 /* A lanes kernel: n_pixels pixels of `lanes` items on one side, the
    planes plane_step bytes apart on the other; s and o one value a lane
-   (NULL: none); bf16_type a bfloat16 result's kind (convert_lanes.h). */
+   (NULL: none); bf16_rounding how a bfloat16 result is rounded
+   (convert_lanes.h). */
 typedef void (*FbConvertLanes)(const FbConvert *cv, char *dst, const char *src,
                                fb_intp plane_step, fb_intp n_pixels, int lanes, const float *s,
-                               const float *o, int bf16_type);
+                               const float *o, int bf16_rounding);
 
 /* The lanes kernel of a tile shape's runs of n_pixels pixels, chosen once
    when the plan is made (NULL where fb_convert_lanes_runs says no). */

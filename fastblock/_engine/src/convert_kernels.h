@@ -27,18 +27,18 @@ FB_INTERNAL void bf16_from_u64_x86(char *dst, fb_intp step, const char *src, fb_
 FB_INTERNAL fb_intp fused_f32_u8_x86(char *dst, const char *src, fb_intp n, const float *s,
                                      int sm, const float *o, int om);
 
-/* The one-pass lanes kernels (convert.h: fb_convert_lanes). bf16_type: a
-   bfloat16 result's kind (convert_lanes.h). */
-FB_INTERNAL void cv_lanes_avx2(int dst_type, char *dst, fb_intp plane_step, const uint8_t *src,
-                               fb_intp n, int lanes, const float *s, const float *o,
-                               int bf16_type);
+/* The one-pass lanes kernels (convert.h: fb_convert_lanes). bf16_rounding:
+   how a bfloat16 result is rounded (convert_lanes.h). */
+FB_INTERNAL void cv_lanes_avx2(int dst_type, int bf16_rounding, char *dst, fb_intp plane_step,
+                               const uint8_t *src, fb_intp n, int lanes, const float *s,
+                               const float *o);
 FB_INTERNAL void cv_pixels_avx2(uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n,
                                 int lanes, const float *s, const float *o);
 FB_INTERNAL void cv_pixels_avx512(uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n,
                                   int lanes, const float *s, const float *o);
-FB_INTERNAL void cv_wide_lanes_avx2(int dst_type, char *dst, fb_intp plane_step, const char *src,
-                                    fb_intp n, int lanes, int is_signed, const float *s,
-                                    const float *o, int bf16_type);
+FB_INTERNAL void cv_wide_lanes_avx2(int dst_type, int bf16_rounding, char *dst,
+                                    fb_intp plane_step, const char *src, fb_intp n, int lanes,
+                                    int is_signed, const float *s, const float *o);
 /* Their byte shuffles and permutes, built once (fb_convert_init). */
 FB_INTERNAL void cv_build_lane_masks(void);
 #endif
@@ -49,9 +49,9 @@ FB_INTERNAL void store_f32_i8_neon(char *dst, fb_intp step, const float *v, fb_i
 FB_INTERNAL void store_f32_u16_neon(char *dst, fb_intp step, const float *v, fb_intp n);
 FB_INTERNAL void store_f32_i16_neon(char *dst, fb_intp step, const float *v, fb_intp n);
 FB_INTERNAL void store_f32_f16_neon(char *dst, fb_intp step, const float *v, fb_intp n);
-FB_INTERNAL void cv_lanes_neon(int dst_type, char *dst, fb_intp plane_step, const uint8_t *src,
-                               fb_intp n, int lanes, const float *s, const float *o,
-                               int bf16_type);
+FB_INTERNAL void cv_lanes_neon(int dst_type, int bf16_rounding, char *dst, fb_intp plane_step,
+                               const uint8_t *src, fb_intp n, int lanes, const float *s,
+                               const float *o);
 FB_INTERNAL void cv_pixels_neon(uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n,
                                 int lanes, const float *s, const float *o);
 #endif

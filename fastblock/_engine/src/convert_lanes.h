@@ -1,5 +1,5 @@
 /* What the one-pass lanes kernels of each instruction set share
-   (convert_lanes_x86.c, convert_neon.c): their bfloat16 result types, the
+   (convert_lanes_x86.c, convert_neon.c): their bfloat16 roundings, the
    item-by-item tails, and the macros that spell out their cases. */
 #ifndef FASTBLOCK_CONVERT_LANES_H
 #define FASTBLOCK_CONVERT_LANES_H
@@ -7,25 +7,24 @@
 #include "convert_scalar.h"
 
 #if FB_X86_SIMD || FB_NEON
-/* A lanes kernel's result type: bfloat16 where the scale and offset are
-   finite. Then no NaN can come of the arithmetic (a uint8 times a finite
-   scale is finite or overflows to an infinity, plus a finite offset stays
-   one), and the rounding alone is vectorised: an infinity rounds to
-   itself, the largest floats to an infinity, as the float rule rounds. */
-#define CV_BF16_FINITE FB_NUM_TYPES
-
-/* A lanes kernel's result type: bfloat16 by the CPU's conversion
-   (vcvtne2ps2bf16, AVX-512 BF16: rounded to nearest even, but subnormal
-   inputs and results taken as 0), where cv->bf16 says the CPU has it and
-   no result can be NaN or subnormal: the scale and offset finite, each 0
-   or of magnitude CV_BF16_NORMAL_MIN or more. Then, the sources being
-   integers, x * s is 0 or at least |s|, and a sum of two such floats is
-   a multiple of 2^-123, so 0 or normal. (On aarch64, the rounding alone.) */
-#if FB_X86_SIMD
-#define CV_BF16_NATIVE (FB_NUM_TYPES + 1)
-#else
-#define CV_BF16_NATIVE CV_BF16_FINITE
-#endif
+/* How a lanes kernel rounds float32 to bfloat16, its own parameter beside
+   the result type (fb_convert_lanes picks it from each call's scale and
+   offset):
+   - CV_BF16_NAN_RULE: rounded to nearest even, a NaN cut to its top half
+     and quieted (convert.h's rule), where the scale or offset is not finite;
+   - CV_BF16_ROUND_ONLY: the rounding alone, where the scale and offset are
+     finite. Then no NaN can come of the arithmetic (a uint8 times a finite
+     scale is finite or overflows to an infinity, plus a finite offset stays
+     one): an infinity rounds to itself, the largest floats to an infinity,
+     as the rule rounds;
+   - CV_BF16_BY_CPU (x86): the CPU's conversion (vcvtne2ps2bf16, AVX-512
+     BF16: rounded to nearest even, but subnormal inputs and results taken
+     as 0), where cv->bf16 says the CPU has it and no result can be NaN or
+     subnormal: the scale and offset finite, each 0 or of magnitude
+     CV_BF16_NORMAL_MIN or more. Then, the sources being integers, x * s is
+     0 or at least |s|, and a sum of two such floats is a multiple of
+     2^-123, so 0 or normal. */
+enum { CV_BF16_NAN_RULE, CV_BF16_ROUND_ONLY, CV_BF16_BY_CPU };
 #define CV_BF16_NORMAL_MIN 0x1p-100f
 
 #if FB_X86_SIMD
@@ -87,37 +86,47 @@ static inline FB_ALWAYS_INLINE void cv_pixels_tail(uint8_t *dst, fb_intp plane_s
 }
 
 /* A lanes kernel's cases, every argument but the arrays a constant after
-   inlining CASE: the lanes, the result type, whether a scale and an offset
-   are given (the registers stay registers, the loops unroll). */
-#define CV_LANES_AFFINE(CASE, LANES, DST)                                                   \
+   inlining CASE: the lanes, the result type and its bfloat16 rounding,
+   whether a scale and an offset are given (the registers stay registers,
+   the loops unroll). */
+#define CV_LANES_AFFINE(CASE, LANES, DST, ROUNDING)                                         \
     do {                                                                                    \
         if (s && o)                                                                         \
-            CASE(dst, plane_step, src, n, LANES, DST, s, o, 1, 1);                          \
+            CASE(dst, plane_step, src, n, LANES, DST, ROUNDING, s, o, 1, 1);                \
         else if (s)                                                                         \
-            CASE(dst, plane_step, src, n, LANES, DST, s, o, 1, 0);                          \
+            CASE(dst, plane_step, src, n, LANES, DST, ROUNDING, s, o, 1, 0);                \
         else if (o)                                                                         \
-            CASE(dst, plane_step, src, n, LANES, DST, s, o, 0, 1);                          \
+            CASE(dst, plane_step, src, n, LANES, DST, ROUNDING, s, o, 0, 1);                \
         else                                                                                \
-            CASE(dst, plane_step, src, n, LANES, DST, s, o, 0, 0);                          \
+            CASE(dst, plane_step, src, n, LANES, DST, ROUNDING, s, o, 0, 0);                \
     } while (0)
+
+/* The CPU's bfloat16 conversion is a case on x86 alone. */
+#if FB_X86_SIMD
+#define CV_LANES_BF16_BY_CPU(CASE, LANES)                                                   \
+    if (bf16_rounding == CV_BF16_BY_CPU)                                                    \
+        CV_LANES_AFFINE(CASE, LANES, FB_NUM_BF16, CV_BF16_BY_CPU);                          \
+    else
+#else
+#define CV_LANES_BF16_BY_CPU(CASE, LANES)
+#endif
 
 #define CV_LANES_RESULT(CASE, LANES)                                                        \
     do {                                                                                    \
         if (dst_type == FB_NUM_F32)                                                         \
-            CV_LANES_AFFINE(CASE, LANES, FB_NUM_F32);                                       \
+            CV_LANES_AFFINE(CASE, LANES, FB_NUM_F32, CV_BF16_NAN_RULE);                     \
         else if (dst_type == FB_NUM_F16)                                                    \
-            CV_LANES_AFFINE(CASE, LANES, FB_NUM_F16);                                       \
-        else if (bf16_type == CV_BF16_NATIVE)                                               \
-            CV_LANES_AFFINE(CASE, LANES, CV_BF16_NATIVE);                                   \
-        else if (bf16_type == CV_BF16_FINITE)                                               \
-            CV_LANES_AFFINE(CASE, LANES, CV_BF16_FINITE);                                   \
+            CV_LANES_AFFINE(CASE, LANES, FB_NUM_F16, CV_BF16_NAN_RULE);                     \
+        else CV_LANES_BF16_BY_CPU(CASE, LANES)                                              \
+        if (bf16_rounding == CV_BF16_ROUND_ONLY)                                            \
+            CV_LANES_AFFINE(CASE, LANES, FB_NUM_BF16, CV_BF16_ROUND_ONLY);                  \
         else                                                                                \
-            CV_LANES_AFFINE(CASE, LANES, FB_NUM_BF16);                                      \
+            CV_LANES_AFFINE(CASE, LANES, FB_NUM_BF16, CV_BF16_NAN_RULE);                    \
     } while (0)
 
 #define CV_LANES_KERNEL(NAME, ATTR, CASE)                                                   \
-    ATTR void NAME(int dst_type, char *dst, fb_intp plane_step, const uint8_t *src,         \
-                   fb_intp n, int lanes, const float *s, const float *o, int bf16_type) {   \
+    ATTR void NAME(int dst_type, int bf16_rounding, char *dst, fb_intp plane_step,          \
+                   const uint8_t *src, fb_intp n, int lanes, const float *s, const float *o) { \
         if (lanes == 3)                                                                     \
             CV_LANES_RESULT(CASE, 3);                                                       \
         else                                                                                \
@@ -129,9 +138,9 @@ static inline FB_ALWAYS_INLINE void cv_pixels_tail(uint8_t *dst, fb_intp plane_s
     ATTR void NAME(uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n, int lanes, \
                    const float *s, const float *o) {                                        \
         if (lanes == 3)                                                                     \
-            CV_LANES_AFFINE(CASE, 3, FB_NUM_U8);                                            \
+            CV_LANES_AFFINE(CASE, 3, FB_NUM_U8, CV_BF16_NAN_RULE);                          \
         else                                                                                \
-            CV_LANES_AFFINE(CASE, 4, FB_NUM_U8);                                            \
+            CV_LANES_AFFINE(CASE, 4, FB_NUM_U8, CV_BF16_NAN_RULE);                          \
     }
 #endif
 

@@ -83,25 +83,25 @@ FB_INTERNAL void cv_build_lane_masks(void) {
    1, 3, ..., 15 (odd): a word blend leaves them in order, where 16 floats
    in order take a pack and a lane permute. */
 static inline __attribute__((always_inline, target("avx2"))) void
-cv_store_bf16_pairs_avx2(int dst_type, char *at, __m256 even, __m256 odd) {
-    _mm256_storeu_si256((__m256i *)at, _mm256_blend_epi16(cv_bf16_words_avx2(dst_type, even),
-                                                          cv_bf16_high_avx2(dst_type, odd),
+cv_store_bf16_pairs_avx2(int rounding, char *at, __m256 even, __m256 odd) {
+    _mm256_storeu_si256((__m256i *)at, _mm256_blend_epi16(cv_bf16_words_avx2(rounding, even),
+                                                          cv_bf16_high_avx2(rounding, odd),
                                                           0xaa));
 }
 
 /* 16 floats (lo, hi) into the result type at `at`: float32; float16 by
    F16C (from these kernels' sources a NaN can only come of the
    arithmetic, a quiet one, which F16C converts by the NaN rule); bfloat16
-   (cv_bf16_words_avx2). */
+   by the rounding given (convert_lanes.h). */
 static inline __attribute__((always_inline, target("avx2,f16c"))) void
-cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
+cv_store_lane_avx2(int dst_type, int rounding, char *at, __m256 lo, __m256 hi) {
     if (dst_type == FB_NUM_F32) {
         _mm256_storeu_ps((float *)at, lo);
         _mm256_storeu_ps((float *)(at + 32), hi);
     } else if (dst_type == FB_NUM_F16) {
         _mm_storeu_si128((__m128i *)at, _mm256_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT));
         _mm_storeu_si128((__m128i *)(at + 16), _mm256_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT));
-    } else if (dst_type == CV_BF16_NATIVE) {
+    } else if (rounding == CV_BF16_BY_CPU) {
         /* vcvtne2ps2bf16 (AT&T order: lo into the low half), by asm: the
            kernels are compiled for AVX2, which its intrinsic's target
            attribute would not inline into. */
@@ -111,8 +111,8 @@ cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
     } else {
         _mm256_storeu_si256((__m256i *)at,
                             _mm256_permute4x64_epi64(
-                                _mm256_packus_epi32(cv_bf16_words_avx2(dst_type, lo),
-                                                    cv_bf16_words_avx2(dst_type, hi)),
+                                _mm256_packus_epi32(cv_bf16_words_avx2(rounding, lo),
+                                                    cv_bf16_words_avx2(rounding, hi)),
                                 0xd8));
     }
 }
@@ -129,10 +129,11 @@ cv_store_lane_avx2(int dst_type, char *at, __m256 lo, __m256 hi) {
    converted, scaled, offset and stored. */
 static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_case_avx2(
         char *dst, fb_intp plane_step, const uint8_t *src, fb_intp n, const int lanes,
-        const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
+        const int dst_type, const int rounding, const float *s, const float *o, const int has_s,
+        const int has_o) {
     const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2;
     /* bfloat16 rounded by the kernel: items in pairs (cv_store_bf16_pairs_avx2). */
-    const int bf16 = dst_type == FB_NUM_BF16 || dst_type == CV_BF16_FINITE;
+    const int bf16 = dst_type == FB_NUM_BF16 && rounding != CV_BF16_BY_CPU;
     const fb_intp second = cv_round_start(dst, out_item, 16 * out_item);
     __m256 scale[4], offset[4];
     int lane, chunk, g;
@@ -177,9 +178,10 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_lanes_
                     f[g] = _mm256_add_ps(f[g], offset[lane]);
             }
             if (!bf16)
-                cv_store_lane_avx2(dst_type, dst + lane * plane_step + i * out_item, f[0], f[1]);
+                cv_store_lane_avx2(dst_type, rounding, dst + lane * plane_step + i * out_item,
+                                   f[0], f[1]);
             else
-                cv_store_bf16_pairs_avx2(dst_type, dst + lane * plane_step + i * out_item, f[0],
+                cv_store_bf16_pairs_avx2(rounding, dst + lane * plane_step + i * out_item, f[0],
                                          f[1]);
         }
     }
@@ -198,12 +200,13 @@ CV_LANES_KERNEL(cv_lanes_avx2, FB_INTERNAL __attribute__((target("avx2,f16c"))),
    than 32 pixels go item by item. */
 static inline __attribute__((always_inline, target("avx2"))) void cv_pixels_case_avx2(
         uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n, const int lanes,
-        const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
+        const int dst_type, const int rounding, const float *s, const float *o, const int has_s,
+        const int has_o) {
     __m256 scale[4], offset[4];
     __m256i mask[3][3];
     int lane, chunk, k;
     fb_intp i, next;
-    (void)dst_type;
+    (void)dst_type; (void)rounding;
     if (n < 32) {
         cv_pixels_tail(dst, plane_step, src, 0, n, lanes, s, o, has_s, has_o);
         return;
@@ -281,14 +284,14 @@ CV_PIXELS_KERNEL(cv_pixels_avx2, FB_INTERNAL __attribute__((target("avx2"))), cv
    (cv_pixel_permutes). The last round ends at the last pixel. */
 static inline __attribute__((always_inline, target("avx512f,avx512bw,avx512vbmi"))) void
 cv_pixels_case_avx512(uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n,
-                      const int lanes, const int dst_type, const float *s, const float *o,
-                      const int has_s, const int has_o) {
+                      const int lanes, const int dst_type, const int rounding, const float *s,
+                      const float *o, const int has_s, const int has_o) {
     const __m512 hi = _mm512_set1_ps(255.0f);
     __m512 scale[4], offset[4];
     FbLaneIndex x;
     int lane, k;
     fb_intp i, next;
-    (void)dst_type;
+    (void)dst_type; (void)rounding;
     fb_lane_index(&x, &cv_pixel_permutes[lanes - 3]);
     FB_UNROLL
     for (lane = 0; lane < lanes; lane++) {
@@ -410,7 +413,8 @@ static inline __attribute__((always_inline, target("avx2"))) __m256 cv_pair_half
    (end_shift). Rows of fewer than 16 pixels go item by item. */
 static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_lanes_case_avx2(
         char *dst, fb_intp plane_step, const char *src, fb_intp n, int lanes, const int dst_type,
-        const float *s, const float *o, const int has_s, const int has_o, const int is_signed) {
+        const int rounding, const float *s, const float *o, const int has_s, const int has_o,
+        const int is_signed) {
     const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2, pixel = 2 * (fb_intp)lanes;
     const int blocks = (lanes + 7) / 8, over = 16 * blocks - 2 * lanes;
     /* Loaded from `over` on: byte j takes byte j + over, zeros past 15. */
@@ -466,20 +470,21 @@ static inline __attribute__((always_inline, target("avx2,f16c"))) void cv_wide_l
                     v0 = _mm256_add_ps(v0, offset[j]);
                     v1 = _mm256_add_ps(v1, offset[j]);
                 }
-                cv_store_lane_avx2(dst_type, at, v0, v1);
+                cv_store_lane_avx2(dst_type, rounding, at, v0, v1);
                 at += plane_step;
             }
         }
     }
 }
 
-#define CV_WIDE_LANES_CASE(dst, plane_step, src, n, SIGNED, DST, s, o, HS, HO)               \
-    cv_wide_lanes_case_avx2(dst, plane_step, src, n, lanes, DST, s, o, HS, HO, SIGNED)
+#define CV_WIDE_LANES_CASE(dst, plane_step, src, n, SIGNED, DST, ROUNDING, s, o, HS, HO)     \
+    cv_wide_lanes_case_avx2(dst, plane_step, src, n, lanes, DST, ROUNDING, s, o, HS, HO, SIGNED)
 
-/* cv_wide_lanes_case_avx2's cases: signedness, result type, scale, offset. */
+/* cv_wide_lanes_case_avx2's cases: signedness, result type and rounding,
+   scale, offset. */
 FB_INTERNAL __attribute__((target("avx2,f16c"))) void cv_wide_lanes_avx2(
-        int dst_type, char *dst, fb_intp plane_step, const char *src, fb_intp n, int lanes,
-        int is_signed, const float *s, const float *o, int bf16_type) {
+        int dst_type, int bf16_rounding, char *dst, fb_intp plane_step, const char *src,
+        fb_intp n, int lanes, int is_signed, const float *s, const float *o) {
     if (is_signed)
         CV_LANES_RESULT(CV_WIDE_LANES_CASE, 1);
     else

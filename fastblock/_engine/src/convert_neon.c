@@ -70,7 +70,7 @@ FB_INTERNAL void store_f32_f16_neon(char *dst, fb_intp step, const float *v, fb_
 /* 16 float32 into the result type at `at`: float32; float16 by FCVTN (a
    NaN from the arithmetic is a quiet one, converted as FCVT does);
    bfloat16 rounded to nearest even, a NaN cut to its top half, quieted. */
-static inline FB_ALWAYS_INLINE void cv_store_lane_neon(int dst_type, char *at,
+static inline FB_ALWAYS_INLINE void cv_store_lane_neon(int dst_type, int rounding, char *at,
                                                        const float32x4_t f[4]) {
     int k;
     if (dst_type == FB_NUM_F32) {
@@ -83,7 +83,7 @@ static inline FB_ALWAYS_INLINE void cv_store_lane_neon(int dst_type, char *at,
             vst1q_u16((uint16_t *)at + 8 * k,
                       vreinterpretq_u16_f16(
                           vcvt_high_f16_f32(vcvt_f16_f32(f[2 * k]), f[2 * k + 1])));
-    } else if (dst_type == CV_BF16_FINITE) {
+    } else if (rounding == CV_BF16_ROUND_ONLY) {
         /* The top halves of b + 0x7fff + (b's bit 16), by ADDHN. */
         uint16x4_t words[4];
         FB_UNROLL
@@ -115,7 +115,8 @@ static inline FB_ALWAYS_INLINE void cv_store_lane_neon(int dst_type, char *at,
 /* One case of cv_lanes_neon (CV_LANES_KERNEL). */
 static inline FB_ALWAYS_INLINE void cv_lanes_case_neon(
         char *dst, fb_intp plane_step, const uint8_t *src, fb_intp n, const int lanes,
-        const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
+        const int dst_type, const int rounding, const float *s, const float *o, const int has_s,
+        const int has_o) {
     const fb_intp out_item = dst_type == FB_NUM_F32 ? 4 : 2;
     float32x4_t scale[4], offset[4];
     int lane, k;
@@ -150,7 +151,7 @@ static inline FB_ALWAYS_INLINE void cv_lanes_case_neon(
                 if (has_o)
                     f[k] = vaddq_f32(f[k], offset[lane]);
             }
-            cv_store_lane_neon(dst_type, dst + lane * plane_step + i * out_item, f);
+            cv_store_lane_neon(dst_type, rounding, dst + lane * plane_step + i * out_item, f);
         }
     }
     cv_lanes_tail(dst, plane_step, src, i, n, lanes, dst_type, s, o, has_s, has_o);
@@ -163,11 +164,12 @@ CV_LANES_KERNEL(cv_lanes_neon, FB_INTERNAL, cv_lanes_case_neon)
    store_f32_u8_neon does, then interleaved by ST3/ST4. */
 static inline FB_ALWAYS_INLINE void cv_pixels_case_neon(
         uint8_t *dst, fb_intp plane_step, const char *src, fb_intp n, const int lanes,
-        const int dst_type, const float *s, const float *o, const int has_s, const int has_o) {
+        const int dst_type, const int rounding, const float *s, const float *o, const int has_s,
+        const int has_o) {
     float32x4_t scale[4], offset[4];
     int lane, k;
     fb_intp i;
-    (void)dst_type;
+    (void)dst_type; (void)rounding;
     FB_UNROLL
     for (lane = 0; lane < lanes; lane++) {
         scale[lane] = vdupq_n_f32(has_s ? s[lane] : 1.0f);

@@ -26,16 +26,16 @@ cv_saturated_avx2(__m256 v, float lo, float hi) {
 }
 
 /* 8 floats as bfloat16, each in the high half of its 32-bit lane (the
-   low half is left over): rounded to nearest even; where the result type
-   is CV_BF16_FINITE no NaN can occur and the rounding alone runs, else a
-   NaN is cut to its top half, quieted (the NaN rule). */
+   low half is left over): rounded to nearest even; by CV_BF16_ROUND_ONLY
+   (convert_lanes.h) the rounding alone, else a NaN is cut to its top
+   half, quieted (the NaN rule). */
 static inline __attribute__((always_inline, target("avx2"))) __m256i
-cv_bf16_high_avx2(int dst_type, __m256 v) {
+cv_bf16_high_avx2(int rounding, __m256 v) {
     const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1);
     __m256i b = _mm256_castps_si256(v);
     __m256i rounded =
         _mm256_add_epi32(_mm256_add_epi32(b, half), _mm256_and_si256(_mm256_srli_epi32(b, 16), one));
-    if (dst_type == CV_BF16_FINITE) {
+    if (rounding == CV_BF16_ROUND_ONLY) {
         return rounded;
     } else {
         const __m256i magnitude = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
@@ -47,8 +47,8 @@ cv_bf16_high_avx2(int dst_type, __m256 v) {
 
 /* The same, each in the low half of its 32-bit lane (the high half 0). */
 static inline __attribute__((always_inline, target("avx2"))) __m256i
-cv_bf16_words_avx2(int dst_type, __m256 v) {
-    return _mm256_srli_epi32(cv_bf16_high_avx2(dst_type, v), 16);
+cv_bf16_words_avx2(int rounding, __m256 v) {
+    return _mm256_srli_epi32(cv_bf16_high_avx2(rounding, v), 16);
 }
 #endif
 

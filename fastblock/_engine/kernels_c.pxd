@@ -80,9 +80,11 @@ cdef extern from "src/lanes.h" nogil:
     ctypedef struct FbLaneRows:
         fb_intp n_groups, dst_group, src_group
         fb_intp n_in, dst_in, src_in
-    void fb_lanes_rows(char* dst, const char* src, const FbLaneRows* rows, fb_intp n, int L,
-                       const fb_intp* lane, const unsigned char* masks, int interleave,
-                       int width, int line_split) noexcept
+    ctypedef void (*FbLanesRows)(char* dst, const char* src, const FbLaneRows* rows, fb_intp n,
+                                 int L, const fb_intp* lane, const unsigned char* masks,
+                                 int interleave, int width) noexcept nogil
+    FbLanesRows fb_lanes_rows_for(int L, int width, int interleave, int line_split,
+                                  const fb_intp* lane) noexcept
     void fb_lanes_rows_wide(char* dst, const char* src, const FbLaneRows* rows, fb_intp n, int L,
                             const fb_intp* lane, int interleave, int width) noexcept
 

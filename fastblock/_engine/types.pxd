@@ -8,7 +8,7 @@
 from numpy cimport npy_intp
 
 from fastblock._engine.kernels_c cimport (FB_LANES_MAX, FB_VECT_C_BS, FB_VECT_C_M, FbConvert,
-                                          FbConvertLanes, FbConvertRun)
+                                          FbConvertLanes, FbConvertRun, FbLanesRows)
 
 ctypedef npy_intp intp
 
@@ -120,8 +120,8 @@ cdef struct ShuffleProgram:
 #
 # The 16-byte kernels (SSSE3 on x86, checked at run time; NEON on aarch64)
 # run only where ``use_simd128()`` says so (_engine/tuning.pxi).
-# The planner finds them and builds the byte shuffles (_engine/plan/lanes.pxi);
-# run_kernel runs fb_lanes_rows.
+# The planner finds them, builds the byte shuffles and chooses the kernel
+# (_engine/plan/lanes.pxi: fb_lanes_rows_for); run_lanes calls it.
 
 cdef enum:
     # Bytes in one pixel (lanes of bytes; of wider items, as many as fit).
@@ -137,6 +137,7 @@ cdef struct LaneTranspose:
     bint interleave             # lanes -> pixels (else pixels -> lanes)
     intp offset[LANES_MAX]      # each lane's byte offset (source if interleave, else destination)
     unsigned char masks[LANE_MASKS * 16]
+    FbLanesRows rows_kernel     # the kernel of its rows (fb_lanes_rows_for)
     # Rows in groups: each row of the kernel's a axis is rows_in rows of
     # the axis that it continues (src_in, dst_in bytes apart), taken whole
     # (1: a row; group_lane_rows).

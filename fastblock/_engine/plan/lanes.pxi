@@ -1,8 +1,9 @@
 # Planner step 3 (_engine/plan/planner.pxi), lane transposes (_engine/types.pxd):
-# whether a copy is one (plan_lanes), its lanes' offsets and the byte
-# shuffles of the kernel's rows (plan_lane_masks).
+# whether a copy is one (plan_lanes), its lanes' offsets, the byte shuffles
+# of the kernel's rows (plan_lane_masks) and the kernel (fb_lanes_rows_for).
 
 from fastblock._engine.types cimport Axes, KERNEL_LANES, LANES_MAX, LANE_GROUP, LANE_MASKS, LaneTranspose, Plan, intp
+from fastblock._engine.kernels_c cimport fb_lanes_rows_for
 
 
 # Two lanes of 4-byte items (bs 2 float32 channels_first) go through the
@@ -115,6 +116,8 @@ cdef bint plan_lanes(Plan* p, Axes* axes) noexcept nogil:
     set_lane_offsets(t, axes, lane_axis, n_lane_axes, w)
     if (w == 1 and n_lanes <= 16) or (w == 2 and n_lanes <= 8):
         plan_lane_masks(t, w)
+    t.rows_kernel = fb_lanes_rows_for(t.n_lanes, <int>w, t.interleave,
+                                      splits_by_lines(p, &t.offset[0]), &t.offset[0])
     remove_axes(axes, lane_axis, n_lane_axes)
     return True
 

@@ -5,7 +5,7 @@
 from fastblock._engine.types cimport (BlockCopy, KERNEL_BLOCK, KERNEL_GATHER, KERNEL_LANES,
                                       KERNEL_TRANSPOSE, LANES_MAX, MAX_LOOP, Plan, ShuffleProgram,
                                       intp)
-from fastblock._engine.kernels_c cimport (FbLaneRows, fb_lanes_rows, fb_lanes_rows_wide,
+from fastblock._engine.kernels_c cimport (FbLaneRows, fb_lanes_rows_wide,
                                           fb_prefetch_run, fb_stream_copy, fb_stream_fence,
                                           fb_stream_lines, fb_stream_span, fb_transpose_runs)
 
@@ -69,8 +69,8 @@ cdef inline void run_lanes(const Plan* p, char* dst, const char* src, intp size_
         fb_lanes_rows_wide(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.interleave,
                            <int>p.width)
     else:
-        fb_lanes_rows(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.masks,
-                      p.lanes.interleave, <int>p.width, splits_by_lines(p, offsets))
+        p.lanes.rows_kernel(dst, src, &rows, size_b, p.lanes.n_lanes, offsets, p.lanes.masks,
+                            p.lanes.interleave, <int>p.width)
 
 
 cdef inline void run_block_copy(const Plan* p, const BlockCopy* how, char* dst, const char* src,

@@ -472,8 +472,8 @@ static void fb_wide_crowded_rows(char *dst, const char *src, const FbLaneRows *r
     #undef FB_LINES_ROWS
 }
 
-/* The register-transpose rows in a function of their own: inlined into
-   fb_lanes_rows, their large frame slowed the byte kernel's short rows
+/* The register-transpose rows in a function of their own: inlined beside
+   the byte shuffles' rows, their large frame slowed the byte kernel's short rows
    (24-pixel rows of 4 byte lanes by 12%). */
 FB_NOINLINE FB_V128_TARGET
 static void fb_wide_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
@@ -601,7 +601,7 @@ void fb_neon_lanes_row(char *d, const char *s, fb_intp n, const fb_intp *lane,
 #undef FB_NEON_SIZES
 #undef FB_NEON_STEP
 
-/* Every row of fb_lanes_rows by fb_neon_lanes_row, with L, W and
+/* Every row of a lane transpose by fb_neon_lanes_row, with L, W and
    interleave constants. */
 FB_NOINLINE
 static void fb_neon_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
@@ -634,34 +634,90 @@ static void fb_neon_lanes_rows(char *dst, const char *src, const FbLaneRows *row
 }
 #endif
 
-/* Pixels of up to FB_LANES_MAX bytes, at least 4 of them (LANE_GROUP
-   bytes of 4-byte items). */
+/* The rows kernels fb_lanes_rows_for chooses among, each behind the one
+   signature of FbLanesRows. */
+#if FB_NEON
+static void fb_rows_by_neon(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                            int L, const fb_intp *lane, const unsigned char *masks,
+                            int interleave, int width) {
+    (void)masks;
+    fb_neon_lanes_rows(dst, src, rows, n, L, lane, interleave, width);
+}
+#endif
+
+/* Two 4-byte lanes; a row of fewer than 4 pixels (a remainder block) by
+   fb_wide_rows, whose tail takes it item by item. */
+static void fb_rows_by_pairs(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                             int L, const fb_intp *lane, const unsigned char *masks,
+                             int interleave, int width) {
+    (void)masks;
+    if (n >= 4)
+        fb_pair_rows(dst, src, rows, n, lane, interleave);
+    else
+        fb_wide_rows(dst, src, rows, n, L, lane, interleave, width);
+}
+
+static void fb_rows_by_lines(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                             int L, const fb_intp *lane, const unsigned char *masks,
+                             int interleave, int width) {
+    (void)masks; (void)interleave;
+    fb_wide_crowded_rows(dst, src, rows, n, L, lane, 0, width, 1);
+}
+
+static void fb_rows_crowded(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                            int L, const fb_intp *lane, const unsigned char *masks,
+                            int interleave, int width) {
+    (void)masks;
+    fb_wide_crowded_rows(dst, src, rows, n, L, lane, interleave, width, 0);
+}
+
+static void fb_rows_wide(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,
+                         const fb_intp *lane, const unsigned char *masks, int interleave,
+                         int width) {
+    (void)masks;
+    fb_wide_rows(dst, src, rows, n, L, lane, interleave, width);
+}
+
+/* Pixels of up to 16 bytes by the plan's byte shuffles (masks), padded to
+   P lanes: an interleave, and a split. */
 FB_V128_TARGET
-void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n, int L,
-                   const fb_intp *lane, const unsigned char *masks, int interleave, int width,
-                   int line_split) {
+static void fb_rows_by_shuffles_interleave(char *dst, const char *src, const FbLaneRows *rows,
+                                           fb_intp n, int L, const fb_intp *lane,
+                                           const unsigned char *masks, int interleave,
+                                           int width) {
     const FbLaneRows r = *rows;
     fb_intp k, m;
     int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
+    (void)interleave;
+    FB_LANE_SIZES(1)
+}
+
+FB_V128_TARGET
+static void fb_rows_by_shuffles_split(char *dst, const char *src, const FbLaneRows *rows,
+                                      fb_intp n, int L, const fb_intp *lane,
+                                      const unsigned char *masks, int interleave, int width) {
+    const FbLaneRows r = *rows;
+    fb_intp k, m;
+    int P = L <= 2 ? 2 : L <= 4 ? 4 : L <= 8 ? 8 : 16;
+    (void)interleave;
+    FB_LANE_SIZES(0)
+}
+
+FbLanesRows fb_lanes_rows_for(int L, int width, int interleave, int line_split,
+                              const fb_intp *lane) {
 #if FB_NEON
-    if (L <= 4 && !line_split) {
-        fb_neon_lanes_rows(dst, src, rows, n, L, lane, interleave, width);
-        return;
-    }
+    if (L <= 4 && !line_split)
+        return fb_rows_by_neon;
 #endif
-    if (width == 4 && L == 2 && n >= 4) {
-        fb_pair_rows(dst, src, rows, n, lane, interleave);
-    } else if (line_split) {
-        fb_wide_crowded_rows(dst, src, rows, n, L, lane, 0, width, 1);
-    } else if (L > 8 && (width * L > 16 || width >= 4) && fb_lanes_crowd_a_set(lane, L)) {
-        fb_wide_crowded_rows(dst, src, rows, n, L, lane, interleave, width, 0);
-    } else if (width * L > 16 || width >= 4) {
-        fb_wide_rows(dst, src, rows, n, L, lane, interleave, width);
-    } else if (interleave) {
-        FB_LANE_SIZES(1)
-    } else {
-        FB_LANE_SIZES(0)
-    }
+    if (width == 4 && L == 2)
+        return fb_rows_by_pairs;
+    if (line_split)
+        return fb_rows_by_lines;
+    if (L > 8 && (width * L > 16 || width >= 4) && fb_lanes_crowd_a_set(lane, L))
+        return fb_rows_crowded;
+    if (width * L > 16 || width >= 4)
+        return fb_rows_wide;
+    return interleave ? fb_rows_by_shuffles_interleave : fb_rows_by_shuffles_split;
 }
 
 #endif

@@ -20,22 +20,27 @@ typedef struct {
     fb_intp n_in, dst_in, src_in;
 } FbLaneRows;
 
-/* The rows of n pixels of L lanes of `width`-byte items; lane l at
-   lane[l] bytes from the row (the source's if interleave, else the
-   destination's), the pixels packed on the other side. masks: the plan's
-   5 byte shuffles (plan_lane_masks): pixel order, the run's last 16
-   bytes (two), lane order, lane order of the run's last load.
-   line_split: a split of more than 8 lanes of 1- to 4-byte items that
-   writes each lane's line by consecutive stores (the planner's
+/* A lane transpose's kernel: the rows of n pixels of L lanes of
+   `width`-byte items; lane l at lane[l] bytes from the row (the source's
+   if interleave, else the destination's), the pixels packed on the other
+   side. masks: the plan's 5 byte shuffles (plan_lane_masks): pixel order,
+   the run's last 16 bytes (two), lane order, lane order of the run's last
+   load. */
+typedef void (*FbLanesRows)(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
+                            int L, const fb_intp *lane, const unsigned char *masks,
+                            int interleave, int width);
+
+/* The kernel of a plan's lane transpose, chosen once when the plan is
+   made. line_split: a split of more than 8 lanes of 1- to 4-byte items
+   that writes each lane's line by consecutive stores (the planner's
    splits_by_lines says where). */
 #if FB_SIMD128
-FB_INTERNAL void fb_lanes_rows(char *dst, const char *src, const FbLaneRows *rows, fb_intp n,
-                               int L, const fb_intp *lane, const unsigned char *masks,
-                               int interleave, int width, int line_split);
+FB_INTERNAL FbLanesRows fb_lanes_rows_for(int L, int width, int interleave, int line_split,
+                                          const fb_intp *lane);
 #else
 /* Without 16-byte kernels the planner chooses no lane transposes (cpu.h
-   answers 0): the calls compile to nothing. */
-#define fb_lanes_rows(...) ((void)0)
+   answers 0): there is no kernel to choose. */
+#define fb_lanes_rows_for(...) ((FbLanesRows)0)
 #endif
 #if FB_X86_SIMD
 #include <immintrin.h>

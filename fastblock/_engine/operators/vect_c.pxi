@@ -243,8 +243,7 @@ cdef void vect_c_rows_block(const void* rows_job, intp item, int faults,
     cdef const Plan* kinds = &job.plans[which * job.n_kinds]
     for k in range(job.n_kinds):
         plan = &kinds[k]
-        run_range(plan, job.blocks.dst + dst_offset, job.blocks.src + src_offset, 0, plan.n_iter,
-                  faults)
+        run_whole_plan(plan, job.blocks.dst + dst_offset, job.blocks.src + src_offset, faults)
 
 
 cdef int vect_c_rows_plans(VectCRows* job, int which, const LogicalView* s, const LogicalView* d,
@@ -472,10 +471,8 @@ cdef void staged_block(const void* staged_job, intp item, int faults, int thread
     cdef intp src_offset, dst_offset
     cdef int which = vect_c_block_at(&job.blocks, item, &src_offset, &dst_offset)
     if faults != FAULTS_ONLY:
-        run_range(&job.to_planes[which], scratch, job.blocks.src + src_offset, 0,
-                  job.to_planes[which].n_iter)
-    run_range(&job.from_planes[which], job.blocks.dst + dst_offset, scratch, 0,
-              job.from_planes[which].n_iter, faults)
+        run_whole_plan(&job.to_planes[which], scratch, job.blocks.src + src_offset)
+    run_whole_plan(&job.from_planes[which], job.blocks.dst + dst_offset, scratch, faults)
 
 
 cdef int staged_vect_c_job(StagedVectC* job, const LogicalView* s, const LogicalView* d,

@@ -68,6 +68,14 @@ cdef void run_chunk(const void* job, intp chunk, int faults, int thread) noexcep
     run_range(chunks.plan, chunks.dst, chunks.src, start, stop, faults)
 
 
+cdef inline void run_whole_plan(const Plan* p, char* dst, const char* src,
+                                int faults=FAULTS_OWN) noexcept nogil:
+    """A plan's whole loop on this thread, faulting as ``faults`` says: a
+    part of a unit of another job's (the NCHW_VECT_C blocks', each a few
+    plans)."""
+    run_range(p, dst, src, 0, p.n_iter, faults)
+
+
 cdef void run_plan(const Plan* p, char* dst, const char* src, int num_threads) noexcept nogil:
     cdef intp n_chunks, copy_bytes = p.total_bytes * p.n_parts
     cdef PlanChunks chunks

@@ -271,7 +271,6 @@ cdef object run_stored(Entry entry, cnp.ndarray src, cnp.ndarray dst, long n_thr
     result (or ``out``), or None."""
     cdef cnp.ndarray scale = None, offset = None
     cdef cnp.PyArray_Descr* result_type = cnp.PyArray_DESCR(src)
-    cdef int k
     if entry.converting is not None:
         if not (broadcasts(scale_given, entry) and broadcasts(offset_given, entry)):
             return None
@@ -283,19 +282,35 @@ cdef object run_stored(Entry entry, cnp.ndarray src, cnp.ndarray dst, long n_thr
         except Exception:
             return None
         result_type = <cnp.PyArray_Descr*>entry.key.result_descr
-    if dst is None:
-        FB_INCREF_DESCR(result_type)
-        result = PyArray_Empty(entry.result_ndim, entry.result_dims, result_type, 0)
-    else:
-        for k in range(entry.result_ndim):
-            if cnp.PyArray_DIMS(dst)[k] != entry.result_dims[k]:
-                return None
-        if not is_clear_destination(dst, src):
-            return None
-        result = dst
+    result = result_array(entry, src, dst, result_type)
+    if result is None:
+        return None
     FB_SHARED_STORE(&entry.used, FB_SHARED_ADD(&clock, 1) + 1)
     run_entry(entry, src, <cnp.ndarray>result, scale, offset, n_threads)
     return result
+
+
+cdef inline object result_array(Entry entry, cnp.ndarray src, cnp.ndarray dst,
+                                cnp.PyArray_Descr* result_type):
+    """The call's result: a new array of the entry's shape and
+    ``result_type``, or ``dst`` where it has that shape and shares no
+    memory with ``src``; None where neither can be (the general path then
+    raises the error or allocates)."""
+    cdef int k
+    if dst is None:
+        FB_INCREF_DESCR(result_type)
+        try:
+            return PyArray_Empty(entry.result_ndim, entry.result_dims, result_type, 0)
+        except (MemoryError, ValueError):
+            return None
+    if cnp.PyArray_NDIM(dst) != entry.result_ndim:
+        return None
+    for k in range(entry.result_ndim):
+        if cnp.PyArray_DIMS(dst)[k] != entry.result_dims[k]:
+            return None
+    if not is_clear_destination(dst, src):
+        return None
+    return dst
 
 
 cdef int run_entry(Entry entry, cnp.ndarray src, cnp.ndarray result, cnp.ndarray scale,
@@ -346,28 +361,16 @@ cdef object first_call(const Key* key, tuple args, cnp.ndarray src, cnp.ndarray 
     path decides, and words any error)."""
     cdef Entry entry
     cdef cnp.PyArray_Descr* result_type = cnp.PyArray_DESCR(src)
-    cdef int k, slot
+    cdef int slot
     found = prepared_entry(key, args, src, convert)
     if found is None:
         return None
     entry, prepared, conversion = found
     if key.result_descr != NULL:
         result_type = <cnp.PyArray_Descr*>key.result_descr
-    if dst is None:
-        FB_INCREF_DESCR(result_type)
-        try:
-            result = PyArray_Empty(entry.result_ndim, entry.result_dims, result_type, 0)
-        except (MemoryError, ValueError):
-            return None
-    else:
-        if cnp.PyArray_NDIM(dst) != entry.result_ndim:
-            return None
-        for k in range(entry.result_ndim):
-            if cnp.PyArray_DIMS(dst)[k] != entry.result_dims[k]:
-                return None
-        if not is_clear_destination(dst, src):
-            return None
-        result = dst
+    result = result_array(entry, src, dst, result_type)
+    if result is None:
+        return None
     if stored_plan_count() >= STORED_PLANS_LIMIT:
         make_room()
     if not store_program(entry, prepared, conversion, src, <cnp.ndarray>result):

@@ -4,6 +4,7 @@
     python -m speed_history.backfill                    # the last 20 commits of main that changed the package
     python -m speed_history.backfill main~40..main --last 0   # every such commit of a range
     python -m speed_history.backfill HEAD^! --again      # one commit, measured again
+    python -m speed_history.backfill 7b63213^..main --last 0 --bench '^bench_loader'   # a new benchmark, on the stored commits
 
 Each commit is checked out in one scratch worktree (``--tree``, kept
 between runs) and built there in place by setup.py, whose build notes
@@ -12,10 +13,14 @@ toolchain did not change: a commit that changed no compiled module
 compiles nothing. The suite of this tree then quick-runs against that
 build (speed_history/asv_runs.py) and its results go into the store
 under the commit. Commits already stored are skipped unless --again.
+--bench measures only the benchmarks it names, and only on commits
+already stored: a benchmark added to the suite gets its history, its
+figures merged into each commit's file beside the others.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import re
 import subprocess
@@ -43,6 +48,31 @@ def package_commits(revisions: str, last: int):
 
 def stored(machine: str, store: pathlib.Path):
     return {path.name.split("-", 1)[0] for path in (store / machine).glob("*-*.json")}
+
+
+def kept_results(machine: str, store: pathlib.Path, commit: str) -> dict:
+    """A stored commit's results files, by path, as read now."""
+    return {path: json.loads(path.read_text())
+            for path in (store / machine).glob(f"{commit[:8]}-*.json")}
+
+
+def restore_others(kept: dict, machine: str, store: pathlib.Path, commit: str) -> None:
+    """Merge a run's figures into the commit's stored file: asv writes a
+    commit's file anew with the run's benchmarks alone, under a name from
+    the interpreter's path (python or python3), so the stored file takes
+    the run's figures, keeps its others, and the run's own file goes."""
+    if not kept:
+        return
+    path, merged = next(iter(kept.items()))
+    for new in sorted((store / machine).glob(f"{commit[:8]}-*.json")):
+        after = json.loads(new.read_text())
+        if after["result_columns"] != merged["result_columns"]:
+            raise SystemExit(f"{new}: asv's result columns changed; measure it --again")
+        for key in ("results", "durations"):
+            merged[key] = {**merged.get(key, {}), **after.get(key, {})}
+        if new != path:
+            new.unlink()
+    path.write_text(json.dumps(merged))
 
 
 def prepare_tree(tree: pathlib.Path, commit: str) -> None:
@@ -77,16 +107,26 @@ def main(argv=None) -> int:
     parser.add_argument("--machine", default=asv_runs.MACHINE)
     parser.add_argument("--store", type=pathlib.Path, default=asv_runs.STORE)
     parser.add_argument("--again", action="store_true", help="measure stored commits again")
+    parser.add_argument("--bench", action="append",
+                        help="only the benchmarks this asv -b expression matches, and only on "
+                             "stored commits (repeatable)")
     args = parser.parse_args(argv)
-    have = set() if args.again else stored(args.machine, args.store)
-    todo = [c for c in package_commits(args.revisions, args.last) if c[:8] not in have]
+    have = stored(args.machine, args.store)
+    todo = package_commits(args.revisions, args.last)
+    if args.bench:
+        todo = [c for c in todo if c[:8] in have]
+    elif not args.again:
+        todo = [c for c in todo if c[:8] not in have]
     print(f"{len(todo)} commits to measure on {args.machine}")
     for number, commit in enumerate(todo, 1):
         start = time.time()
         prepare_tree(args.tree, commit)
         compiled = build(args.tree)
         built = time.time()
-        status = asv_runs.run(commit, args.tree, args.store, args.tree / ".asv-work", args.machine)
+        kept = kept_results(args.machine, args.store, commit) if args.bench else {}
+        status = asv_runs.run(commit, args.tree, args.store, args.tree / ".asv-work", args.machine,
+                              args.bench)
+        restore_others(kept, args.machine, args.store, commit)
         print(f"[{number}/{len(todo)}] {commit[:8]} {git('log', '-1', '--format=%s', commit)[:60]}: "
               f"compiled {', '.join(compiled) or 'nothing'} ({built - start:.0f} s), "
               f"asv {time.time() - built:.0f} s, exit {status}", flush=True)

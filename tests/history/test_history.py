@@ -141,3 +141,28 @@ def test_browser_check_reads_failures_from_devtools_events():
     found = module.problems_in(events)
     assert len(found) == 3
     assert "cdn.example/jquery.js" in found[0] and "404" in found[1] and "Uncaught" in found[2]
+
+
+def test_a_new_benchmarks_figures_join_the_stored_file(tmp_path):
+    """backfill --bench: asv writes the run's own file (here under another
+    interpreter name) with the new benchmark alone; restore_others merges
+    it into the stored file, whose other figures stay, and removes it."""
+    from speed_history import backfill
+
+    machine = tmp_path / "box"
+    machine.mkdir()
+    commit = "0123456789abcdef"
+
+    def results_file(name, results):
+        path = machine / f"{commit[:8]}-existing-{name}.json"
+        path.write_text(json.dumps({"commit_hash": commit, "result_columns": COLUMNS,
+                                    "results": results, "durations": {}}))
+        return path
+
+    stored = results_file("python3", {"m.Old.track": [1.5, None, "v", 0, 1.0]})
+    kept = backfill.kept_results("box", tmp_path, commit)
+    ran = results_file("python", {"m.New.track": [0.9, None, "v", 0, 1.0]})
+    backfill.restore_others(kept, "box", tmp_path, commit)
+    assert not ran.exists()
+    merged = json.loads(stored.read_text())["results"]
+    assert merged == {"m.Old.track": [1.5, None, "v", 0, 1.0], "m.New.track": [0.9, None, "v", 0, 1.0]}

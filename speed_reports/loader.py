@@ -171,11 +171,31 @@ class _Dali:
         return [np.array(i) for i in self._indices(iteration)]
 
     def __iter__(self):
+        """An epoch's batches, DALI's iterations scheduled within the epoch
+        alone: run() schedules one more as it returns, so the last batches
+        would start the next epoch's first ones, which then ran on its
+        threads under the next way's timed epoch. Scheduled ahead as run()
+        does (prefetch_queue_depth), and left with none in flight, even
+        where the epoch is broken off (a first batch checked)."""
         import torch
-        for _ in range(self.epoch_batches):
-            images, labels = self.pipeline.run()
-            yield (torch.from_numpy(np.asarray(images.as_tensor())),
-                   torch.from_numpy(np.asarray(labels.as_tensor())))
+        depth = min(int(self.pipeline.prefetch_queue_depth), self.epoch_batches)
+        scheduled = 0
+        for _ in range(depth):
+            self.pipeline.schedule_run()
+            scheduled += 1
+        taken = 0
+        try:
+            while taken < self.epoch_batches:
+                images, labels = self.pipeline.outputs()
+                taken += 1
+                if scheduled < self.epoch_batches:
+                    self.pipeline.schedule_run()
+                    scheduled += 1
+                yield (torch.from_numpy(np.asarray(images.as_tensor())),
+                       torch.from_numpy(np.asarray(labels.as_tensor())))
+        finally:
+            for _ in range(scheduled - taken):
+                self.pipeline.outputs()
 
 
 class _Bare:

@@ -41,7 +41,11 @@ never overwritten; the loader then takes a new buffer.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
+import secrets
 import sys
+import threading
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -126,8 +130,8 @@ class Collate:
         where = _image_place(samples[0], self.image)
         images = [np.asarray(_get(sample, where)) for sample in samples]
         if tud.get_worker_info() is not None:
-            staged, sent = self._ring.stage(images)
-            return Staged(_rebuild(samples, where, staged), where, sent)
+            staged, sent, place = self._ring.stage(images)
+            return Staged(_rebuild(samples, where, staged), where, sent, place)
         return _rebuild(samples, where, self.convert_samples(images))
 
     def convert_samples(self, images: list) -> torch.Tensor:
@@ -192,17 +196,35 @@ class Staged:
     one of its staging buffers, for the main process to convert. The
     images are the batch's only while this object lives in the main
     process: once it is released or freed, the worker writes the buffer
-    again (:class:`Loader` releases it as soon as the batch is converted)."""
+    again (:class:`Loader` releases it as soon as the batch is converted).
 
-    def __init__(self, batch, where=None, sent: int = 0):
+    On its way to the main process, a buffer's images travel as a torch
+    tensor (a file descriptor, passed over a socket) the first time only;
+    the main process keeps that mapping (_received) and later batches in
+    the buffer name it. Small tensors beside the images (labels) travel as
+    NumPy arrays, in the pickle: each tensor would take a file descriptor
+    and a new shared-memory segment. Both passings cost the main process
+    about as much as the conversion itself (py-spy, 2 workers)."""
+
+    def __init__(self, batch, where=None, sent: int = 0, place=None):
         self.batch = batch
         self.where = where
         self._sent = sent               # the buffer's count of batches sent; 0: not a ring's
+        self._place = place             # (ring, buffer index, first time sent), or None
         self._received = False          # True in the process that unpickled it
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["batch"] = _portable(self.batch, self.where,
+                                   self._place is not None and not self._place[2])
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._received = True
+        if self._place is not None:
+            self.batch = _received.attach(self.batch, self.where, self._place)
+        self.batch = _tensors_back(self.batch, self.where)
 
     @property
     def images(self) -> torch.Tensor:
@@ -225,28 +247,21 @@ class Loader:
     def __init__(self, loader: tud.DataLoader, collate: Collate):
         self.loader = loader
         self.collate = collate
-        # The workers' staging buffers, kept mapped: torch then hands the
-        # same storage back for each batch a buffer carries, with no new
-        # mapping and no page faults (2,352 for a 64-image 224x224 batch).
-        self._mapped = {}
 
     def __len__(self) -> int:
         return len(self.loader)
 
     def __iter__(self):
-        if not getattr(self.loader, "persistent_workers", False):
-            self._mapped.clear()        # the last epoch's workers are gone
         for batch in self.loader:
             if isinstance(batch, Staged):
                 batch = self._convert(batch)
             yield batch
+        # Workers that are not persistent have ended with the epoch: their
+        # buffers are unmapped now, not when the next epoch's workers send.
+        _received.forget_ended_workers()
 
     def _convert(self, staged: Staged):
-        images = staged.images
-        if staged._sent:
-            storage = images.untyped_storage()
-            self._mapped.setdefault(storage.data_ptr(), storage)
-        result = self.collate.convert_batch(images.numpy())
+        result = self.collate.convert_batch(staged.images.numpy())
         staged.release()
         return _rebuild([staged.batch], staged.where, result, collated=True)
 
@@ -354,28 +369,124 @@ class _Ring:
 
     def __init__(self):
         self._buffers = []
+        self._name = None               # (pid, token): made in the process that stages
 
     def stage(self, images: list):
         """The images stacked into a free buffer: (the batch tensor, the
-        buffer's new count of batches sent), or a fresh tensor and 0."""
+        buffer's new count of batches sent, its place: (ring, index, sent
+        for the first time)), or a fresh tensor, 0 and None."""
         _check_image(images[0])
         shape = (len(images),) + images[0].shape
         size = _HEADER + math.prod(shape)
-        buffer = next((b for b in self._buffers
-                       if b.numel() == size and _released(b)), None)
-        if buffer is None:
+        index = next((k for k, b in enumerate(self._buffers)
+                      if b.numel() == size and _released(b)), None)
+        if index is None:
             if len(self._buffers) == _RING_SIZE:
-                return default_collate(images), 0
+                return default_collate(images), 0, None
             buffer = torch.empty(size, dtype=torch.uint8).share_memory_()
             buffer[:_HEADER].zero_()            # share_memory_ keeps what empty held
             self._buffers.append(buffer)
+            index = len(self._buffers) - 1
+        if self._name is None:
+            self._name = (os.getpid(), secrets.token_hex(8))
+        buffer = self._buffers[index]
         staged = buffer[_HEADER:].view(shape)
         np.stack(images, out=staged.numpy())
         counts = _counters(buffer)
         counts[0] += 1
-        return staged, int(counts[0])
+        return staged, int(counts[0]), (self._name, index, int(counts[0]) == 1)
 
 
 def _released(buffer: torch.Tensor) -> bool:
     sent, released = _counters(buffer)
     return sent == released
+
+
+class _ByName:
+    """A staging buffer's images on their way to the main process, which
+    holds the buffer already: their shape alone."""
+
+    def __init__(self, shape: tuple):
+        self.shape = shape
+
+
+class _Small:
+    """A small tensor on its way to the main process, as a NumPy array."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+
+# Tensors beside the images up to this size travel in the pickle (a batch's
+# labels: 512 bytes); larger ones as torch sends them, in shared memory.
+_SMALL_BYTES = 64 * 1024
+
+
+def _portable(batch, where, by_name: bool):
+    """A worker's batch as it is pickled: the images by name where the main
+    process holds their buffer, small tensors as NumPy arrays."""
+    def field(key, value):
+        if key == where:
+            return _ByName(tuple(value.shape)) if by_name else value
+        if isinstance(value, torch.Tensor) and value.dtype in _NUMPY_DTYPES \
+                and value.nbytes <= _SMALL_BYTES and not value.requires_grad:
+            return _Small(value.numpy())
+        return value
+    return _each_field(batch, where, field)
+
+
+def _tensors_back(batch, where):
+    """_portable's small tensors as tensors again (in the main process)."""
+    return _each_field(batch, where, lambda key, value: torch.from_numpy(value.array)
+                       if isinstance(value, _Small) else value)
+
+
+def _each_field(batch, where, field):
+    if where is None:
+        return field(None, batch)
+    if isinstance(batch, dict):
+        return {key: field(key, value) for key, value in batch.items()}
+    return [field(key, value) for key, value in enumerate(batch)]
+
+
+# torch dtypes whose tensors NumPy holds (bfloat16 has none).
+_NUMPY_DTYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                 torch.float16, torch.float32, torch.float64}
+
+
+class _Received:
+    """The main process's record of the workers' staging buffers, by place:
+    each buffer's storage, mapped once, as its first batch brought it.
+    torch's storage cache then has nothing to map for it again, and later
+    batches name the buffer (_ByName). A buffer's record goes once its
+    worker process has ended."""
+
+    def __init__(self):
+        self._storages = {}
+        self._lock = threading.Lock()
+
+    def attach(self, batch, where, place):
+        """The batch with its images, as a view of their buffer."""
+        ring, index, first = place
+        with self._lock:
+            if first:
+                self._forget_ended_workers()
+                self._storages[ring, index] = _get(batch, where).untyped_storage()
+                return batch
+            storage = self._storages[ring, index]
+        shape = _get(batch, where).shape
+        flat = torch.empty(0, dtype=torch.uint8).set_(storage)
+        images = flat[_HEADER:_HEADER + math.prod(shape)].view(shape)
+        return _each_field(batch, where, lambda key, value: images if key == where else value)
+
+    def forget_ended_workers(self) -> None:
+        with self._lock:
+            self._forget_ended_workers()
+
+    def _forget_ended_workers(self) -> None:
+        alive = {process.pid for process in multiprocessing.active_children()}
+        for key in [key for key in self._storages if key[0][0] not in alive]:
+            del self._storages[key]
+
+
+_received = _Received()

@@ -166,6 +166,39 @@ def test_staging_buffers_held_are_never_rewritten():
         assert max(counts) > 1 and 0 not in counts
 
 
+def test_a_buffer_sent_again_travels_by_name():
+    """A staging buffer's images travel as a tensor (a file descriptor) the
+    first time, then by name: the pickle holds their shape alone and the
+    receiver views the buffer it recorded. Small tensors beside them
+    (labels) travel in the pickle as arrays and arrive as tensors."""
+    from multiprocessing.reduction import ForkingPickler
+    import pickle
+
+    ring = fbt._Ring()
+    images = [np.full((4, 5, 3), k, np.uint8) for k in range(3)]
+
+    def sent_and_received(images, labels):
+        staged, sent, place = ring.stage(images)
+        pickled = bytes(ForkingPickler.dumps(fbt.Staged([staged, labels], 0, sent, place)))
+        return place, pickled, pickle.loads(pickled)
+
+    place, first, got = sent_and_received(images, torch.tensor([0, 1, 2]))
+    assert place[2] and np.array_equal(got.images.numpy(), np.stack(images))
+    got.release()
+    again = [image + 10 for image in images]
+    place, second, got = sent_and_received(again, torch.tensor([3, 4, 5], dtype=torch.int16))
+    assert not place[2] and place[:2] == (place[0], 0)
+    assert len(second) < 1024 and b"_ByName" in second
+    assert np.array_equal(got.images.numpy(), np.stack(again))
+    labels = got.batch[1]
+    assert isinstance(labels, torch.Tensor) and labels.dtype == torch.int16
+    assert labels.tolist() == [3, 4, 5]
+    # A second ring's buffer is not this one's, whatever its index.
+    other = fbt._Ring()
+    staged, sent, other_place = other.stage(images)
+    assert other_place[0] != place[0]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_start_methods(method):

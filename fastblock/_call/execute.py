@@ -15,7 +15,7 @@ without side effects.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -44,14 +44,9 @@ def execute(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarr
     n_threads = resolve_num_threads(num_threads)
     if convert is not None and not is_plain_move(x.dtype, convert):
         return _execute_converted(x, result_shape, out, copy, copies, convert, n_threads)
-    if out is not None:
-        check_out(out, result_shape, x.dtype, x)
-    else:
-        check_result_size(result_shape, x.dtype)
-    if 0 in result_shape:
-        # Nothing to move; also keeps huge block sizes or repeats of an empty
-        # result away from the C-sized engine arguments.
-        return np.empty(result_shape, dtype=x.dtype) if out is None else out
+    empty = _empty_or_checked(x, result_shape, x.dtype, out)
+    if empty is not None:
+        return empty
     if x.dtype.hasobject:
         result = _gather_with_references(x, result_shape, copy, n_threads, writes_zeros)
         if out is None:
@@ -86,18 +81,30 @@ def _gather_with_references(x: np.ndarray, result_shape: tuple[int, ...], copy: 
     return items[result_index.reshape(-1)].reshape(result_shape)
 
 
+def _empty_or_checked(x: np.ndarray, result_shape: Tuple[int, ...], dtype: np.dtype,
+                      out: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """``out`` checked for a result of ``result_shape`` and ``dtype`` (or a
+    new result's size); the result itself where it has no items, else None.
+    Nothing then moves, which also keeps huge block sizes or repeats of an
+    empty result away from the engine's C-sized arguments."""
+    if out is not None:
+        check_out(out, result_shape, dtype, x)
+    else:
+        check_result_size(result_shape, dtype)
+    if 0 in result_shape:
+        return np.empty(result_shape, dtype=dtype) if out is None else out
+    return None
+
+
 def _execute_converted(x: np.ndarray, result_shape: tuple[int, ...], out: Optional[np.ndarray],
                        copy: Copier, copies: StridedCopies, convert: Convert,
                        n_threads: int) -> np.ndarray:
     """:func:`execute` for a call that converts: every argument checked
     before anything is written."""
     conversion = check_conversion(x.dtype, result_shape, convert)
-    if out is not None:
-        check_out(out, result_shape, conversion.dtype, x)
-    else:
-        check_result_size(result_shape, conversion.dtype)
-    if 0 in result_shape:
-        return np.empty(result_shape, dtype=conversion.dtype) if out is None else out
+    empty = _empty_or_checked(x, result_shape, conversion.dtype, out)
+    if empty is not None:
+        return empty
     if out is None:
         out = np.empty(result_shape, dtype=conversion.dtype)
     run_converted(x, out, copies, copy, conversion, n_threads)

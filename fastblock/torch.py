@@ -215,8 +215,10 @@ class Staged:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["batch"] = _portable(self.batch, self.where,
-                                   self._place is not None and not self._place[2])
+        if self._received:
+            state["_place"] = None      # sent on again: its images as a tensor
+        place = state["_place"]
+        state["batch"] = _portable(self.batch, self.where, place is not None and not place[2])
         return state
 
     def __setstate__(self, state):

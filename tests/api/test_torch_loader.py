@@ -193,6 +193,9 @@ def test_a_buffer_sent_again_travels_by_name():
     labels = got.batch[1]
     assert isinstance(labels, torch.Tensor) and labels.dtype == torch.int16
     assert labels.tolist() == [3, 4, 5]
+    # Sent on again from the process that received it: as a tensor.
+    passed_on = pickle.loads(bytes(ForkingPickler.dumps(got)))
+    assert np.array_equal(passed_on.images.numpy(), np.stack(again))
     # A second ring's buffer is not this one's, whatever its index.
     other = fbt._Ring()
     staged, sent, other_place = other.stage(images)

@@ -47,6 +47,7 @@ import numpy as np
 MEAN = np.array([0.485, 0.456, 0.406])
 STD = np.array([0.229, 0.224, 0.225])
 SOURCES = ("decoded", "jpeg")
+_SETTLE_SECONDS = 0.5
 FASTBLOCK = {"fastblock": {}, "fb channels_last": {"channels_last": True},
              "fb float16": {"dtype": "float16"}, "fb bfloat16": {"dtype": "bfloat16"}}
 WAYS = ("floor", "torch ops", "timm", "numpy", "dali") + tuple(FASTBLOCK) + ("bare",)
@@ -300,6 +301,11 @@ def measure(source: str = "decoded", n: int = 1024, side: int = 224, batch: int 
         rates = {way: [] for way in chosen}
         for _ in range(rounds):
             for way in chosen:
+                # A pause before each epoch: the way before may leave
+                # threads at work (a fastblock epoch right after DALI's
+                # made 19,694 images/s, after 0.2 s 22,076, after the
+                # floor's 25,134; 0 workers, medians of 7).
+                time.sleep(_SETTLE_SECONDS)
                 rates[way].append(_epoch(loaders[way]))
     finally:
         loaders.clear()

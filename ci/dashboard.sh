@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The dashboard, built and looked at in a real browser with the network
 # cut off:
+#   0. every commit of main since the history began that changed the
+#      package has its results stored (python -m speed_history.backfill
+#      --missing): the history grows with main;
 #   1. the stored history (speed_history/results) plus this commit's quick
 #      results: ci/asv_quick.sh's of this run where it left them, else the
 #      history's cells run here (python -m speed_history.asv_runs);
@@ -22,6 +25,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 start=$(date +%s)
+python -m speed_history.backfill --missing
 if ! command -v chromium >/dev/null; then
   apt-get install -y -q chromium >/dev/null 2>&1 \
     || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }

@@ -4,6 +4,7 @@
     python -m speed_history.backfill                    # the last 20 commits of main that changed the package
     python -m speed_history.backfill main~40..main --last 0   # every such commit of a range
     python -m speed_history.backfill HEAD^! --again      # one commit, measured again
+    python -m speed_history.backfill --missing           # exit 1 if a commit since the history began has none
     python -m speed_history.backfill 7b63213^..main --last 0 --bench '^bench_loader'   # a new benchmark, on the stored commits
 
 Each commit is checked out in one scratch worktree (``--tree``, kept
@@ -31,6 +32,9 @@ from . import asv_runs
 
 # What "changed the package" means: the files a build or an import reads.
 PACKAGE_PATHS = ("fastblock", "setup.py", "pyproject.toml")
+# The history's first commit: every commit of main that changed the
+# package from here on has its results stored (--missing checks it).
+HISTORY_START = "6d8e63d2"
 
 
 def git(*args, cwd=asv_runs.REPO) -> str:
@@ -95,6 +99,32 @@ def build(tree: pathlib.Path) -> list:
     return sorted(path.split(".")[0] for path in made - reused)
 
 
+def report_missing(have: set, revisions: str) -> int:
+    """0 where every commit from HISTORY_START to ``revisions`` (a branch;
+    "main" means HEAD here) that changed the package has results; else 1,
+    naming them. A clone without HISTORY_START (a shallow one) cannot say:
+    it says so and passes."""
+    head = "HEAD" if revisions == "main" else revisions
+    try:
+        git("rev-parse", "--verify", "-q", HISTORY_START + "^{commit}")
+    except subprocess.CalledProcessError:
+        print(f"speed history: NOT CHECKED: this clone lacks {HISTORY_START}, where the "
+              f"history begins (a shallow clone)")
+        return 0
+    commits = package_commits(f"{HISTORY_START}^..{head}", 0)
+    missing = [c for c in commits if c[:8] not in have]
+    if not missing:
+        print(f"speed history: all {len(commits)} commits that changed the package since "
+              f"{HISTORY_START} have results")
+        return 0
+    print(f"speed history: {len(missing)} of {len(commits)} commits that changed the package "
+          f"have no results; run python -m speed_history.backfill and commit "
+          f"speed_history/results:")
+    for commit in missing:
+        print(f"  {commit[:8]} {git('log', '-1', '--format=%s', commit)[:70]}")
+    return 1
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m speed_history.backfill", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -107,11 +137,16 @@ def main(argv=None) -> int:
     parser.add_argument("--machine", default=asv_runs.MACHINE)
     parser.add_argument("--store", type=pathlib.Path, default=asv_runs.STORE)
     parser.add_argument("--again", action="store_true", help="measure stored commits again")
+    parser.add_argument("--missing", action="store_true",
+                        help="measure nothing: list the commits since the history began that "
+                             "changed the package and have no results, and exit 1 if any")
     parser.add_argument("--bench", action="append",
                         help="only the benchmarks this asv -b expression matches, and only on "
                              "stored commits (repeatable)")
     args = parser.parse_args(argv)
     have = stored(args.machine, args.store)
+    if args.missing:
+        return report_missing(have, args.revisions)
     todo = package_commits(args.revisions, args.last)
     if args.bench:
         todo = [c for c in todo if c[:8] in have]

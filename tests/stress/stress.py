@@ -708,6 +708,11 @@ FORCED_FAST_PATH = [None]
 # are process-wide and a tuner thread keeps changing them instead
 # (threaded_worker); each run calls under whatever is in force.
 PYTHON_THREADS = [1]
+# --max-result-bytes: cases whose result is larger are drawn but not run
+# (the README run's short test: one 37 MB case took 10 s of its 2),
+# counted in SKIPPED_CASES.
+MAX_RESULT_BYTES = [0]
+SKIPPED_CASES = [0]
 
 
 def fast_path_on(settings: dict) -> bool:
@@ -867,6 +872,10 @@ def run_case(seed: int, index: int, status=None, only_run: int | None = None,
     """Every run of a case; the replay lines of those that failed."""
     case, runs = case_and_runs(seed, index)
     failures = []
+    if MAX_RESULT_BYTES[0] and math.prod(case.result_shape) * case.out_dtype.itemsize \
+            > MAX_RESULT_BYTES[0]:
+        SKIPPED_CASES[0] += 1
+        return failures
     for r, run in enumerate(runs):
         if only_run is not None and r != only_run:
             continue
@@ -908,6 +917,7 @@ def worker(seed: int, start: int, deadline: float, status_path: str) -> int:
             for line in run_case(seed, index, status):
                 print(line, flush=True)
             index += 1
+    print(f"SKIPPED {SKIPPED_CASES[0]}", flush=True)
     print(f"DONE {index}", flush=True)
     return 0
 
@@ -975,6 +985,7 @@ def threaded_worker(seed: int, start: int, deadline: float, status_path: str) ->
     for line in lines:
         print(line, flush=True)
     # Every case below the least a thread reached was run.
+    print(f"SKIPPED {SKIPPED_CASES[0]}", flush=True)
     print(f"DONE {min(done)}", flush=True)
     return 0
 
@@ -994,13 +1005,14 @@ def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str,
     slots = [{"seed": seed + j, "next": 0, "proc": None, "status": os.path.join(tmp, f"status{j}")}
              for j in range(jobs)]
     failures = crashes = 0
-    cases = 0
+    cases = skipped = 0
 
     def start(slot):
         slot["proc"] = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", f"{slot['seed']}:{slot['next']}",
              "--deadline", repr(deadline), "--status", slot["status"], "--threads", threads,
-             "--python-threads", str(PYTHON_THREADS[0])]
+             "--python-threads", str(PYTHON_THREADS[0]),
+             "--max-result-bytes", str(MAX_RESULT_BYTES[0])]
             + (["--fast-path", fast_path] if fast_path else []),
             stdout=subprocess.PIPE, text=True)
 
@@ -1013,7 +1025,9 @@ def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str,
                 continue
             output, _ = proc.communicate()
             for line in output.splitlines():
-                if line.startswith("DONE "):
+                if line.startswith("SKIPPED "):
+                    skipped += int(line.split()[1])
+                elif line.startswith("DONE "):
                     done = int(line.split()[1])
                     cases += done - slot["next"]
                     slot["next"] = done
@@ -1044,7 +1058,8 @@ def _supervise_in(seed: int, jobs: int, threads: str, deadline: float, tmp: str,
                 if time.time() < deadline:
                     start(slot)
     seeds = ", ".join(f"{slot['seed']} (cases 0-{slot['next'] - 1})" for slot in slots)
-    print(f"stress: {cases} cases in {time.time() - started:.0f} s, seeds {seeds}: "
+    over = f" ({skipped} over {MAX_RESULT_BYTES[0]} result bytes not run)" if skipped else ""
+    print(f"stress: {cases} cases{over} in {time.time() - started:.0f} s, seeds {seeds}: "
           f"{failures} mismatches, {crashes} crashes", flush=True)
     return 1 if failures or crashes else 0
 
@@ -1066,6 +1081,9 @@ def main(argv=None) -> int:
                         help="Python threads calling at once in each worker, under knobs a tuner "
                              "thread keeps changing (default 1: one call at a time, each run "
                              "under its own knobs)")
+    parser.add_argument("--max-result-bytes", type=int, default=0,
+                        help="run only the cases whose result is at most this many bytes "
+                             "(default 0: every case)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--status", help=argparse.SUPPRESS)
@@ -1075,6 +1093,7 @@ def main(argv=None) -> int:
     if args.python_threads < 1:
         parser.error("--python-threads: at least 1")
     PYTHON_THREADS[0] = args.python_threads
+    MAX_RESULT_BYTES[0] = args.max_result_bytes
     if args.worker:
         seed, start = (int(v) for v in args.worker.split(":"))
         return worker(seed, start, args.deadline, args.status)

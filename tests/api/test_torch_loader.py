@@ -2,8 +2,10 @@
 contract's NumPy expression (``reference.converted_ref``) in every worker
 mode and start method, with batches kept across epochs, and with workers
 that raise or die."""
+import gc
 import os
 import signal
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -135,6 +137,45 @@ def test_kept_batches_are_never_overwritten(workers):
     # Every batch of the first epoch is held: the later epochs took at most
     # two buffers between them (the loop's variable holds the last one).
     assert len(pointers) <= 2
+
+
+def test_batches_dropped_leave_few_buffers_behind():
+    """Every batch of an epoch held, then dropped: the main process's
+    collate keeps no more than its few buffers for reuse (NumPy's
+    allocations, by tracemalloc), and batches of a new size push out as
+    many old ones as they need."""
+    data = Images(n=48)
+    collate = fbt.Collate(torch.float32, MEAN, STD)
+
+    def batches(size):
+        return (collate([data[i] for i in range(start, start + size)])
+                for start in range(0, len(data), size))
+
+    tracemalloc.start()
+    try:
+        kept = [images for images, _, _ in batches(4)]
+        batch_bytes = kept[0].numel() * kept[0].element_size()
+        assert len(kept) == 12 > fbt._KEPT_BUFFERS
+        for i, images in enumerate(kept):
+            check_batch(images, data, np.arange(4 * i, 4 * i + 4), torch.float32)
+        del kept, images
+        gc.collect()
+        assert numpy_bytes_traced() == fbt._KEPT_BUFFERS * batch_bytes
+        for images, _, _ in batches(6):
+            pass
+        del images
+        # Two buffers alternate for them (the loop's variable holds the
+        # last batch as the next is made), in place of two old ones.
+        assert numpy_bytes_traced() == 2 * batch_bytes * 6 // 4 \
+            + (fbt._KEPT_BUFFERS - 2) * batch_bytes
+    finally:
+        tracemalloc.stop()
+
+
+def numpy_bytes_traced():
+    snapshot = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.DomainFilter(True, np.lib.tracemalloc_domain)])
+    return sum(stat.size for stat in snapshot.statistics("filename"))
 
 
 def test_staging_buffers_held_are_never_rewritten():

@@ -37,7 +37,7 @@ def test_ray_report_tiny():
     asv job runs tests/bench, not the README's run)."""
     pytest.importorskip("ray")
     rates = pipelines.measure_ray(n=8, side=8, batch=4, rounds=1)
-    assert set(rates) == {"floor", "numpy", "fastblock"} and all(v > 0 for v in rates.values())
+    assert set(rates) == {"floor", "float32 floor", "numpy", "fastblock"} and all(v > 0 for v in rates.values())
 
 
 def test_report_options():

@@ -3,13 +3,16 @@
 # What a new interpreter or a fresh build can break, not the whole suite
 # (the main job runs that): the build and the import (check_imported), one
 # case of every operator, every kernel family and every item width
-# (tests/api/test_every_family.py), and a short run of the stress harness
-# (tests/stress/test_stress.py). They need NumPy, pytest and the packages
+# (tests/api/test_every_family.py), the result arrays the data-pipeline
+# front doors write again once no one holds them, by reference counts,
+# which each interpreter keeps its own way (tests/api/test_reused.py), and
+# a short run of the stress harness (tests/stress/test_stress.py). They need NumPy, pytest and the packages
 # below, nothing else, so they run on every Python the package claims.
 # Paths are relative to the directory that holds tests/.
 # shellcheck disable=SC2034  # used by the scripts that source this one
 core_tests=(
   tests/api/test_every_family.py
+  tests/api/test_reused.py
   tests/stress/test_stress.py
 )
 # What they import besides fastblock and NumPy (of the test extras of

@@ -54,6 +54,7 @@ import torch.utils.data as tud
 from torch.utils.data._utils.collate import default_collate
 
 from ._ops import collate as _collate, permute as _permute
+from ._reused import ReusedResults
 from .pipelines import _affine
 
 __all__ = ["DataLoader", "Loader", "Collate"]
@@ -71,49 +72,11 @@ def _fastblock_dtype(dtype: torch.dtype):
     return np.dtype(_BUFFER_DTYPES[dtype])
 
 
-# Result buffers the main process keeps for reuse: two alternate while a
-# loop holds the last batch as it takes the next; batches held past these
-# are their holder's alone, freed as they are dropped.
+# Result buffers the main process keeps for reuse (fastblock._reused): two
+# alternate while a loop holds the last batch as it takes the next;
+# batches held past these are their holder's alone, freed as they are
+# dropped.
 _KEPT_BUFFERS = 4
-
-
-class _Buffers:
-    """Result buffers reused once nothing outside holds them. A tensor made
-    by ``torch.from_numpy`` holds its array until its storage is freed, and
-    every view shares that storage: so an array whose reference count is
-    back to the pool's own is free. The pool keeps _KEPT_BUFFERS: a new
-    buffer past them pushes out a free one, else the oldest (its holder
-    keeps it)."""
-
-    def __init__(self):
-        self._free_count = {}
-        self._arrays = []
-
-    def take(self, shape: tuple, dtype: np.dtype) -> np.ndarray:
-        for array in self._arrays:
-            if array.shape == shape and array.dtype == dtype \
-                    and sys.getrefcount(array) <= self._free_count[id(array)]:
-                return array
-        if len(self._arrays) >= _KEPT_BUFFERS:
-            self._forget(self._one_to_forget())
-        array = np.empty(shape, dtype)
-        self._arrays.append(array)
-        # The count of a free array, taken as the loops here take theirs:
-        # the list's reference and one local variable's.
-        self._free_count[id(array)] = sys.getrefcount(array)
-        return array
-
-    def _one_to_forget(self) -> int:
-        """The index of the first free buffer, else 0 (the oldest)."""
-        for index in range(len(self._arrays)):
-            array = self._arrays[index]
-            if sys.getrefcount(array) <= self._free_count[id(array)]:
-                return index
-        return 0
-
-    def _forget(self, index: int) -> None:
-        del self._free_count[id(self._arrays[index])]
-        del self._arrays[index]
 
 
 class Collate:
@@ -135,7 +98,7 @@ class Collate:
         self.num_threads = num_threads
         self.scale, self.offset = _affine(mean, std)
         self.pin_memory = False         # set by DataLoader where CUDA is there
-        self._buffers = _Buffers()      # the main process's results
+        self._buffers = ReusedResults(_KEPT_BUFFERS)     # the main process's results
         self._ring = _Ring()            # a worker's staging buffers
 
     def __getstate__(self):
@@ -145,7 +108,7 @@ class Collate:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._buffers = _Buffers()
+        self._buffers = ReusedResults(_KEPT_BUFFERS)
         self._ring = _Ring()
 
     def __call__(self, samples: Sequence) -> Any:

@@ -106,24 +106,28 @@ def _ray_floor(batch: dict) -> dict:
     return batch
 
 
-class RayFloat32Floor:
-    """The float32 floor: one float32 NCHW array of the batch's shape,
-    made at the first batch of its shape in each Ray worker and handed back
-    for every batch after (Ray copies it into its object store each time)."""
+# The float32 floor's results, by shape, one of each in each Ray worker
+# process (Ray unpickles a task's function anew for each task).
+_FLOAT32_RESULTS: Dict[tuple, np.ndarray] = {}
 
-    def __init__(self):
-        self.result = None
 
-    def __call__(self, batch: dict) -> dict:
-        n, h, w, c = batch["image"].shape
-        if self.result is None or self.result.shape != (n, c, h, w):
-            self.result = np.zeros((n, c, h, w), np.float32)
-        return {"image": self.result}
+def ray_float32_floor(batch: dict) -> dict:
+    """The float32 floor: a float32 NCHW array of the batch's shape, made
+    at the first batch of its shape in each Ray worker process and handed
+    back for every batch after (Ray copies it into its object store each
+    time). Written through: np.zeros' untouched pages would all read as
+    one page of zeros, which no result is."""
+    n, h, w, c = batch["image"].shape
+    result = _FLOAT32_RESULTS.get((n, c, h, w))
+    if result is None:
+        result = np.random.default_rng(0).random((n, c, h, w), np.float32)
+        _FLOAT32_RESULTS[result.shape] = result
+    return {"image": result}
 
 
 def ray_ways() -> Dict[str, Callable[[dict], dict]]:
     from fastblock.pipelines import RayImages
-    return {"floor": _ray_floor, "float32 floor": RayFloat32Floor(), "numpy": ray_numpy_way,
+    return {"floor": _ray_floor, "float32 floor": ray_float32_floor, "numpy": ray_numpy_way,
             "fastblock": RayImages("image", np.float32, MEAN, STD)}
 
 

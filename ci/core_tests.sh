@@ -6,8 +6,9 @@
 # (tests/api/test_every_family.py), the result arrays the data-pipeline
 # front doors write again once no one holds them, by reference counts,
 # which each interpreter keeps its own way (tests/api/test_reused.py), and
-# a short run of the stress harness (tests/stress/test_stress.py). They need NumPy, pytest and the packages
-# below, nothing else, so they run on every Python the package claims.
+# a short run of the stress harness (tests/stress/test_stress.py). They
+# need NumPy, pytest and the packages below, nothing else, so they run on
+# every Python the package claims.
 # Paths are relative to the directory that holds tests/.
 # shellcheck disable=SC2034  # used by the scripts that source this one
 core_tests=(

@@ -44,7 +44,6 @@ import math
 import multiprocessing
 import os
 import secrets
-import sys
 import threading
 from typing import Any, Optional, Sequence
 

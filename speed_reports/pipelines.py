@@ -11,9 +11,10 @@ stage). The ways, ``fn``:
 
 - ``floor``: the batch as it comes;
 - ``float32 floor``: the limit of any way: a float32 result of the batch's
-  shape, written once before the epoch, handed back for every batch: what
-  Ray costs to carry a result four times the uint8 batch's bytes (it copies
-  each result into its object store), with no conversion at all;
+  shape, made at the first batch in each Ray worker process (the untimed
+  epoch) and handed back for every batch: what Ray costs to carry a result
+  four times the uint8 batch's bytes (it copies each result into its object
+  store), with no conversion at all;
 - ``numpy``: NumPy's own way, ``(x.transpose(0, 3, 1, 2).astype(float32) /
   255 - mean) / std`` (mean and std float32);
 - ``fastblock``: ``fastblock.pipelines.RayImages``.

@@ -116,6 +116,8 @@ def _case_id(value):
     would number those, and the numbers change with the draw)."""
     if isinstance(value, (tuple, list, dict)):
         return str(value).replace(" ", "")
+    if isinstance(value, np.dtype):
+        return str(value)
     return None
 
 

@@ -68,12 +68,20 @@ def named_functions():
 _SOURCE_LINES = None
 
 
+def _sources() -> list:
+    """fastblock's Python, Cython and C sources; not the C that Cython
+    generates from a .pyx beside it (380,000 lines of a build's output,
+    naming every Cython definition again)."""
+    return [path for path in sorted((ROOT / "fastblock").rglob("*"))
+            if path.suffix in SOURCE_SUFFIXES
+            and not (path.suffix == ".c" and path.with_suffix(".pyx").exists())]
+
+
 def _source_lines() -> list:
-    """Every line of fastblock's Python, Cython and C sources."""
+    """Every line of fastblock's sources."""
     global _SOURCE_LINES
     if _SOURCE_LINES is None:
-        _SOURCE_LINES = [line for path in sorted((ROOT / "fastblock").rglob("*"))
-                         if path.suffix in SOURCE_SUFFIXES
+        _SOURCE_LINES = [line for path in _sources()
                          for line in path.read_text(errors="replace").splitlines()]
     return _SOURCE_LINES
 
@@ -85,6 +93,7 @@ def _defined(name: str) -> bool:
         rf"^[A-Za-z_][\w \t*]*\b{n}\s*\(",                                      # a C function
         rf"#\s*define\s+{n}\b",                                                # a C macro
         rf"^\s*[A-Za-z_][\w \t*]*\b{n}\s*(?:\[[^\]]*\])?\s*;",                   # a C field
+        rf"^\s*[A-Za-z_][\w.]*[ \t*]+{n}\s*(?:\[[^\]]*\])?\s*(?:#.*)?$",            # a Cython field
         rf"^\s*{n}\s*[:=]",                                                    # a name bound
         rf"\(\s*\"{n}\"",                                                      # a SETTINGS row
     ]
@@ -110,8 +119,7 @@ def test_every_named_function_is_defined(name):
     assert _defined(last), f"docs/engine.md names {name}; fastblock defines no {last}"
     if qualifier:
         module = qualifier.split(".")[-1].lstrip("_")
-        modules = {p.stem.lstrip("_") for p in (ROOT / "fastblock").rglob("*")
-                   if p.suffix in SOURCE_SUFFIXES} | {"engine", "fb", "fastblock"}
+        modules = {p.stem.lstrip("_") for p in _sources()} | {"engine", "fb", "fastblock"}
         assert module in modules or _defined(module), f"{name}: no module or class {qualifier}"
 
 

@@ -190,10 +190,10 @@ def bf16_ways(result):
     return (True, False) if both else (True,)
 
 
-@pytest.mark.parametrize("lanes", [3, 4])
-@pytest.mark.parametrize("result", ["f4", "f2", BF16], ids=str)
-@pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
-@pytest.mark.parametrize("order", ["forwards", "backwards"])
+# A seeded draw (of 72 cases): both lane counts both ways round into each
+# result, every result under every affine, each on both variants.
+@drawn(24, lanes=[3, 4], result=["f4", "f2", BF16], affine=sorted(LANE_AFFINES),
+       order=["forwards", "backwards"], cover=[("lanes", "order", "result"), ("result", "affine")])
 def test_lanes_in_one_pass(variant, lanes, result, affine, order):
     """Channels-last uint8 pixels of 3 and 4 lanes into planes: by the SIMD
     lanes kernel (16 pixels a round; AVX2 byte shuffles, NEON LD3/LD4) where
@@ -242,11 +242,13 @@ def test_lanes_bfloat16_ties_every_exponent(variant, source, lanes):
 WIDE_LANES = (5, 64)        # src/convert.h: FB_CONVERT_WIDE_LANES_MIN, _MAX
 
 
-@pytest.mark.parametrize("lanes", [4, 5, 8, 13, 17, 64, 65])
-@pytest.mark.parametrize("source, result", [("u2", "f4"), ("i2", "f4"), ("u2", "f2"),
-                                            ("i2", BF16)], ids=str)
-@pytest.mark.parametrize("affine", sorted(LANE_AFFINES))
-@pytest.mark.parametrize("order", ["forwards", "backwards"])
+# A seeded draw (672 cases in all, 13.5 s): every lane count (the kernel's
+# edges 4|5 and 64|65 among them) both ways round, every pair under every
+# affine, each on both variants.
+@drawn(36, lanes=[4, 5, 8, 13, 17, 64, 65],
+       **{"source, result": [("u2", "f4"), ("i2", "f4"), ("u2", "f2"), ("i2", BF16)]},
+       affine=sorted(LANE_AFFINES), order=["forwards", "backwards"],
+       cover=[("lanes", "order"), ("source, result", "affine")])
 def test_wide_lanes_in_one_pass(variant, lanes, source, result, affine, order):
     """Channels-last pixels of many 2-byte integer lanes (a multispectral
     image's bands) into planes: by the AVX2 kernel (blocks of 8 lanes split

@@ -20,10 +20,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 start=$(date +%s)
-if ! command -v valgrind >/dev/null; then
-  apt-get install -y -q valgrind >/dev/null 2>&1 \
-    || { apt-get update -q >/dev/null && apt-get install -y -q valgrind >/dev/null; }
-fi
 base_rev=${FASTBLOCK_BASE:-HEAD^}
 if ! base=$(git rev-parse --verify -q "$base_rev^{commit}"); then
   # A shallow clone holds no parent to build: said loudly, not failed
@@ -45,6 +41,10 @@ if git diff --quiet "$base" -- "${package[@]}"; then
   echo "regressions: $summary"
   printf '{"summary": "%s", "figures": []}\n' "$summary" > "${FASTBLOCK_CHECK_JSON:-/tmp/fastblock-check.json}"
   exit 0
+fi
+if ! command -v valgrind >/dev/null; then
+  apt-get install -y -q valgrind >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q valgrind >/dev/null; }
 fi
 tree=${FASTBLOCK_CI_CACHE:-/var/cache/fastblock-ci}/regressions-base
 mkdir -p "$tree"

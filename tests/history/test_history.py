@@ -1,11 +1,13 @@
 """The speed history's own code (speed_history/, ci/dashboard_check.py) on
 made-up results: asv's JSON read into series, the regressions page's
-moves, the regression check's rule, the history's cells and the browser
+moves, the regression check's rule and when CI's job skips it, the history's cells and the browser
 check's reading of DevTools events. Nothing here times anything."""
 import importlib.util
 import json
+import os
 import pathlib
 import re
+import subprocess
 
 import pytest
 
@@ -107,6 +109,56 @@ def test_time_rule_needs_a_clear_and_confirmed_move():
     assert check.judge_times(first, first)[0].verdict == "regression"
     calm = {"base": {"f": parent}, "head": {"f": parent}}
     assert check.judge_times(first, calm)[0].verdict == "not confirmed"
+
+
+def _regressions_run(repo, tmp_path):
+    """ci/regressions.sh run in ``repo`` (its HEAD against HEAD^), with a
+    stand-in valgrind and the base tree under ``tmp_path``."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "valgrind").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "valgrind").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+               FASTBLOCK_CI_CACHE=str(tmp_path / "cache"),
+               FASTBLOCK_CHECK_JSON=str(tmp_path / "check.json"))
+    return subprocess.run(["bash", "ci/regressions.sh"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_regressions_skip_only_a_commit_that_left_the_package_alone(tmp_path):
+    """ci/regressions.sh measures nothing where the package is the parent's
+    (two identical builds differ by noise alone), and says so in the report
+    the dashboard shows; a change under fastblock/ goes on to build the
+    parent (here it has no setup.py, so the build fails: exit 1)."""
+    repo = tmp_path / "repo"
+    (repo / "ci").mkdir(parents=True)
+    (repo / "fastblock").mkdir()
+    (repo / "ci" / "regressions.sh").write_text((ROOT / "ci" / "regressions.sh").read_text())
+    (repo / "fastblock" / "ops.py").write_text("a = 1\n")
+    (repo / "notes.md").write_text("one\n")
+
+    def commit(message):
+        for command in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t",
+                                       "commit", "-q", "-m", message]):
+            subprocess.run(["git", *command], cwd=repo, check=True, capture_output=True)
+
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    commit("first")
+    (repo / "notes.md").write_text("two\n")
+    commit("notes only")
+    done = _regressions_run(repo, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not measured: the package" in done.stdout
+    report = json.loads((tmp_path / "check.json").read_text())
+    assert report["figures"] == [] and report["summary"].startswith("not measured")
+
+    (tmp_path / "check.json").unlink()
+    (repo / "fastblock" / "ops.py").write_text("a = 2\n")
+    commit("a package change")
+    done = _regressions_run(repo, tmp_path)
+    assert done.returncode == 1 and "not measured" not in done.stdout
+    assert "== base" in done.stdout
+    assert not (tmp_path / "check.json").exists()
 
 
 def test_count_rule():

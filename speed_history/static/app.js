@@ -180,6 +180,7 @@
       return;
     }
     html("p", { text: alarm.summary }, section);
+    if (!alarm.figures.length) return;      // not measured: the package was the parent's
     table(section, ["figure", "parent", "this commit", "change", "verdict"],
           alarm.figures.map((f) => [[f.name], [short(f.parent), "num"], [short(f.head), "num"],
                                     [`${((f.change - 1) * 100).toFixed(1)} %`, "num"],

@@ -31,11 +31,12 @@ if ! base=$(git rev-parse --verify -q "$base_rev^{commit}"); then
   echo "regressions: no $base_rev: nothing to compare with" >&2
   exit 1
 fi
-# What is built: the package's sources and build files. A commit that left
-# them as the parent had them cannot have moved a figure, and measuring two
-# identical builds only gives the noise a chance to fail the run (it did:
-# 'pixels 1 thread / copy' +19.7 % confirmed, same binaries).
-package=(fastblock setup.py pyproject.toml)
+# What is built: the package's paths, as the history's backfill names them.
+# A commit that left them as the parent had them cannot have moved a
+# figure; measuring two identical builds only gives noise a chance to fail.
+mapfile -t package < <(python -c 'from speed_history.backfill import PACKAGE_PATHS
+print(*PACKAGE_PATHS, sep="\n")')
+[ "${#package[@]}" -gt 0 ] || { echo "regressions: speed_history.backfill names no package paths" >&2; exit 1; }
 if git diff --quiet "$base" -- "${package[@]}"; then
   summary="not measured: the package (${package[*]}) is the same as in $(git rev-parse --short "$base")"
   echo "regressions: $summary"

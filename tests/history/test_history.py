@@ -8,6 +8,7 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -113,12 +114,15 @@ def test_time_rule_needs_a_clear_and_confirmed_move():
 
 def _regressions_run(repo, tmp_path):
     """ci/regressions.sh run in ``repo`` (its HEAD against HEAD^), with a
-    stand-in valgrind and the base tree under ``tmp_path``."""
+    stand-in valgrind, this Python as ``python``, this repository's
+    speed_history importable and the base tree under ``tmp_path``."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     (bin_dir / "valgrind").write_text("#!/bin/sh\nexit 0\n")
     (bin_dir / "valgrind").chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    if not (bin_dir / "python").exists():
+        (bin_dir / "python").symlink_to(sys.executable)     # the script calls python
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT),
                FASTBLOCK_CI_CACHE=str(tmp_path / "cache"),
                FASTBLOCK_CHECK_JSON=str(tmp_path / "check.json"))
     return subprocess.run(["bash", "ci/regressions.sh"], cwd=repo, env=env,
